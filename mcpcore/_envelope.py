@@ -1,0 +1,154 @@
+"""The 2026-07-28 per-request envelope: reading it on a server, writing it on a client.
+
+Every 2026-07-28 request carries its version and the client's capabilities in
+``params._meta`` (2026-07-28 basic, "Per-request protocol fields"). These functions
+are pure so that every transport runs the same checks in the same order; the HTTP
+transport adds its header checks between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final, get_args
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from mcpcore import jsonrpc
+from mcpcore.types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    CLIENT_INFO_META_KEY,
+    LOG_LEVEL_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    ClientCapabilities,
+    Implementation,
+    LoggingLevel,
+)
+
+__all__ = [
+    "ModernEnvelope",
+    "Rejection",
+    "meta_of",
+    "probe_meta",
+    "read_modern_envelope",
+    "stamp_request_meta",
+]
+
+_LOG_LEVELS: Final = frozenset(get_args(LoggingLevel))
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """A request the core refuses, and the error that says why.
+
+    ``reply=False`` when no answer is due (2026-07-28 clients never answer a request).
+    """
+
+    code: int
+    message: str
+    data: Any = UNSET
+    reply: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ModernEnvelope:
+    """What a valid 2026-07-28 request says about itself."""
+
+    protocol_version: str
+    client_capabilities: ClientCapabilities
+    client_info: Implementation | None
+    log_level: LoggingLevel | None
+
+
+class _MetaProbe(msgspec.Struct, gc=False):
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+_PROBE_DECODER: Final = msgspec.json.Decoder(_MetaProbe)
+
+
+def meta_of(params: Any) -> dict[str, Any] | None:
+    """The ``_meta`` dict of decoded params, or None."""
+    meta = params.get("_meta") if isinstance(params, dict) else getattr(params, "meta", None)
+    return meta if isinstance(meta, dict) else None
+
+
+def probe_meta(raw_params: Raw | UnsetType) -> dict[str, Any] | None:
+    """Read only ``params._meta`` from raw params (for methods we have no type for)."""
+    if raw_params is UNSET:
+        return None
+    try:
+        meta = _PROBE_DECODER.decode(raw_params).meta
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def read_modern_envelope(
+    meta: dict[str, Any] | None, supported_versions: tuple[str, ...]
+) -> ModernEnvelope | Rejection:
+    """Check the envelope of a 2026-07-28 request, in the order the spec's tests expect.
+
+    1. ``_meta`` with both required keys, else -32602 ("a missing required
+       per-request _meta field → -32602").
+    2. The version is a supported one, else -32022 with ``data.supported`` and
+       ``data.requested`` (2026-07-28 basic/versioning).
+    3. The capabilities and the optional keys have valid shapes, else -32602.
+    """
+    if meta is None:
+        return Rejection(
+            jsonrpc.INVALID_PARAMS,
+            f"Invalid params: params._meta must carry {PROTOCOL_VERSION_META_KEY!r} "
+            f"and {CLIENT_CAPABILITIES_META_KEY!r}",
+        )
+    missing = [
+        key for key in (PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY) if key not in meta
+    ]
+    if missing:
+        return Rejection(
+            jsonrpc.INVALID_PARAMS,
+            f"Invalid params: params._meta is missing {', '.join(map(repr, missing))}",
+        )
+    version = meta[PROTOCOL_VERSION_META_KEY]
+    if not isinstance(version, str):
+        return Rejection(
+            jsonrpc.INVALID_PARAMS, "Invalid params: the protocol version must be a string"
+        )
+    if version not in supported_versions:
+        return Rejection(
+            jsonrpc.UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            {"supported": list(supported_versions), "requested": version},
+        )
+    try:
+        capabilities = msgspec.convert(meta[CLIENT_CAPABILITIES_META_KEY], ClientCapabilities)
+        raw_info = meta.get(CLIENT_INFO_META_KEY)
+        info = None if raw_info is None else msgspec.convert(raw_info, Implementation)
+    except msgspec.ValidationError as exc:
+        return Rejection(jsonrpc.INVALID_PARAMS, f"Invalid params: {exc}")
+    log_level = meta.get(LOG_LEVEL_META_KEY)
+    if log_level is not None and log_level not in _LOG_LEVELS:
+        # "An unrecognized level SHOULD → -32602" (2026-07-28 server/utilities/logging).
+        return Rejection(jsonrpc.INVALID_PARAMS, "Invalid params: unknown log level")
+    return ModernEnvelope(version, capabilities, info, log_level)
+
+
+def stamp_request_meta(
+    params: Any,
+    protocol_version: str,
+    capabilities: ClientCapabilities,
+    client_info: Implementation | None,
+) -> Any:
+    """A copy of ``params`` with the 2026-07-28 envelope in its ``_meta``.
+
+    Keys the caller already put in ``_meta`` (a progress token, a log level, trace
+    context) are kept; the version and capabilities are always ours.
+    """
+    meta = dict(meta_of(params) or ())
+    meta[PROTOCOL_VERSION_META_KEY] = protocol_version
+    meta[CLIENT_CAPABILITIES_META_KEY] = capabilities
+    if client_info is not None:
+        meta.setdefault(CLIENT_INFO_META_KEY, client_info)
+    if isinstance(params, dict):  # a user-registered method may use plain dicts
+        return {**params, "_meta": meta}
+    return msgspec.structs.replace(params, meta=meta)

@@ -1,0 +1,226 @@
+"""The JSON-RPC 2.0 layer: error codes, the envelope, and the encoder and decoders, made once.
+
+Decoding happens in two stages. `decode_envelope` reads the message once into a
+`WireMessage` whose ``params``, ``result`` and ``error`` stay as `msgspec.Raw` (a
+view into the input bytes, not a copy). The `Connection` then decodes each body into
+the type the method table names: a request is parsed exactly once, and nothing is
+ever built as a dict first.
+
+Encoding goes the other way: the outgoing envelope Structs below hold the typed body
+and one module-level `msgspec.json.Encoder` writes them out directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from mcpcore.types import Error, RequestId
+
+__all__ = [
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_REQUIRED_CLIENT_CAPABILITY",
+    "PARSE_ERROR",
+    "RESOURCE_NOT_FOUND",
+    "UNSUPPORTED_PROTOCOL_VERSION",
+    "URL_ELICITATION_REQUIRED",
+    "MalformedMessage",
+    "WireError",
+    "WireMessage",
+    "decode_envelope",
+    "decode_error",
+    "decoder_for",
+    "encode",
+    "encode_error_response",
+    "encode_notification",
+    "encode_request",
+    "encode_result_response",
+]
+
+# JSON-RPC 2.0 codes (2024-11-05 basic/index).
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+#: Legacy resource-not-found (2024-11-05 … 2025-11-25). 2026-07-28 servers MUST NOT
+#: emit it and use -32602 instead, but clients SHOULD still accept it.
+RESOURCE_NOT_FOUND: Final = -32002
+#: 2026-07-28 codes, from the range reserved for the spec (-32020 … -32099).
+HEADER_MISMATCH: Final = -32020
+MISSING_REQUIRED_CLIENT_CAPABILITY: Final = -32021
+UNSUPPORTED_PROTOCOL_VERSION: Final = -32022
+#: 2025-11-25 only; reserved (never emitted) from 2026-07-28 on.
+URL_ELICITATION_REQUIRED: Final = -32042
+
+
+class WireError(msgspec.Struct, kw_only=True, gc=False):
+    """The ``error`` member of a response, with ``data`` left undecoded."""
+
+    code: int
+    message: str
+    data: Raw | UnsetType = UNSET
+
+
+class WireMessage(msgspec.Struct, kw_only=True, gc=False):
+    """Any JSON-RPC message, as read off the wire before its body is typed.
+
+    Every member is optional here so that one decode classifies requests,
+    notifications and responses alike; `Connection` checks which combination
+    arrived. ``id`` admits ``None`` only so that error responses to unreadable
+    messages (``"id": null``) decode; a request with a null id is invalid.
+    """
+
+    jsonrpc: str | UnsetType = UNSET
+    id: int | str | UnsetType | None = UNSET
+    method: str | UnsetType = UNSET
+    params: Raw | UnsetType = UNSET
+    result: Raw | UnsetType = UNSET
+    error: Raw | UnsetType = UNSET
+
+
+class MalformedMessage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Why `decode_envelope` could not read a message, and what to answer.
+
+    Attributes:
+        code: -32700 for bytes that are not JSON (or not UTF-8), -32600 for JSON
+            that is not a JSON-RPC message.
+        message: A short description, safe to send to the peer.
+        request_id: The id, when one could still be read, so the reply can echo it.
+        answerable: False when the garbage looked like a response: replying to a
+            response risks two peers answering each other's errors forever.
+    """
+
+    code: int
+    message: str
+    request_id: RequestId | None = None
+    answerable: bool = True
+
+
+# Outgoing envelopes. Field order is wire order; "jsonrpc" first reads best in logs.
+class _OutgoingRequest(msgspec.Struct, kw_only=True, gc=False):
+    jsonrpc: str = "2.0"
+    id: RequestId
+    method: str
+    params: Any = UNSET
+
+
+class _OutgoingNotification(msgspec.Struct, kw_only=True, gc=False):
+    jsonrpc: str = "2.0"
+    method: str
+    params: Any = UNSET
+
+
+class _OutgoingResult(msgspec.Struct, kw_only=True, gc=False):
+    jsonrpc: str = "2.0"
+    id: RequestId
+    result: Any
+
+
+class _OutgoingError(msgspec.Struct, kw_only=True, gc=False):
+    jsonrpc: str = "2.0"
+    # "An error response MAY omit id when the id could not be read" (2025-11-25); the
+    # 2024-11-05 schema requires it, so it is always written when known.
+    id: RequestId | UnsetType = UNSET
+    error: Error
+
+
+_ENCODER: Final = msgspec.json.Encoder()
+_ENVELOPE_DECODER: Final = msgspec.json.Decoder(WireMessage)
+_ERROR_DECODER: Final = msgspec.json.Decoder(WireError)
+_ANY_DECODER: Final = msgspec.json.Decoder()
+
+_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def decoder_for(type_: Any) -> msgspec.json.Decoder[Any]:
+    """The one shared JSON decoder for ``type_``, created on first use."""
+    decoder = _DECODERS.get(type_)
+    if decoder is None:
+        decoder = _DECODERS[type_] = msgspec.json.Decoder(type_)
+    return decoder
+
+
+def encode(value: Any) -> bytes:
+    """Encode any msgspec-supported value as compact single-line JSON."""
+    return _ENCODER.encode(value)
+
+
+def encode_request(request_id: RequestId, method: str, params: Any = UNSET) -> bytes:
+    """Encode a request. ``params`` is a Struct, a dict, or UNSET to omit it."""
+    return _ENCODER.encode(_OutgoingRequest(id=request_id, method=method, params=params))
+
+
+def encode_notification(method: str, params: Any = UNSET) -> bytes:
+    """Encode a notification. ``params`` is a Struct, a dict, or UNSET to omit it."""
+    return _ENCODER.encode(_OutgoingNotification(method=method, params=params))
+
+
+def encode_result_response(request_id: RequestId, result: Any) -> bytes:
+    """Encode a successful response."""
+    return _ENCODER.encode(_OutgoingResult(id=request_id, result=result))
+
+
+def encode_error_response(
+    request_id: RequestId | None, code: int, message: str, data: Any = UNSET
+) -> bytes:
+    """Encode an error response; ``request_id=None`` omits the id (it could not be read)."""
+    error = Error(code=code, message=message, data=data)
+    return _ENCODER.encode(
+        _OutgoingError(id=UNSET if request_id is None else request_id, error=error)
+    )
+
+
+def decode_envelope(data: bytes) -> WireMessage | MalformedMessage:
+    """Read one JSON-RPC message (not a batch) into its envelope, bodies left raw.
+
+    Never raises: bytes that can't be read come back as a `MalformedMessage` saying
+    how to answer them.
+    """
+    try:
+        return _ENVELOPE_DECODER.decode(data)
+    except msgspec.ValidationError:
+        # Valid JSON of the wrong shape. Rare, so take the slow road and look at it
+        # generically to recover an id to echo and to tell requests from responses.
+        return _classify_invalid(data)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        # "MUST be UTF-8 encoded" (2024-11-05 basic): msgspec raises
+        # UnicodeDecodeError, not DecodeError, for invalid UTF-8.
+        return MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid JSON")
+
+
+def decode_error(raw: Raw) -> WireError | None:
+    """Decode the ``error`` member of a response, or None if it is not a JSON-RPC error object."""
+    try:
+        return _ERROR_DECODER.decode(raw)
+    except msgspec.ValidationError:
+        return None
+
+
+def _classify_invalid(data: bytes) -> MalformedMessage:
+    try:
+        value = _ANY_DECODER.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        # The typed decode can stop at the first wrong type (a top-level array, say)
+        # before the parser has seen that the rest is not JSON at all.
+        return MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid JSON")
+    if not isinstance(value, dict):
+        return MalformedMessage(
+            code=INVALID_REQUEST, message="Invalid Request: a message must be a JSON object"
+        )
+    raw_id = value.get("id")
+    # Echo only ids that are themselves valid; bool is an int subclass in Python.
+    request_id = raw_id if isinstance(raw_id, (int, str)) and not isinstance(raw_id, bool) else None
+    looks_like_response = "method" not in value and ("result" in value or "error" in value)
+    return MalformedMessage(
+        code=INVALID_REQUEST,
+        message="Invalid Request: not a valid JSON-RPC 2.0 message",
+        request_id=request_id,
+        answerable=not looks_like_response,
+    )

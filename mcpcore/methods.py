@@ -1,0 +1,381 @@
+"""The method table: what each MCP method carries, which way it flows, and when it exists.
+
+The `Connection` decodes a message's ``params`` (or a response's ``result``) with the
+types named here, refuses methods that do not exist in the negotiated revision or flow
+the wrong way, and gates methods on the capability the spec ties them to. Users add
+their own methods with `MethodTable.with_methods`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from mcpcore import types
+from mcpcore.jsonrpc import decoder_for
+from mcpcore.versions import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
+
+__all__ = [
+    "DEFAULT_METHODS",
+    "Direction",
+    "MethodSpec",
+    "MethodTable",
+]
+
+
+class Direction(enum.Flag):
+    """Which way a method may flow."""
+
+    CLIENT_TO_SERVER = enum.auto()
+    SERVER_TO_CLIENT = enum.auto()
+    BOTH = CLIENT_TO_SERVER | SERVER_TO_CLIENT
+
+
+@dataclass(frozen=True, slots=True)
+class MethodSpec:
+    """Everything the core knows about one method.
+
+    Attributes:
+        name: The JSON-RPC method name.
+        params_type: The type ``params`` decodes into.
+        result_type: The type a successful result decodes into; None for a notification.
+        direction: Which way the method may flow.
+        versions: The revisions in which the method exists.
+        capability: A dotted attribute path into the capabilities Struct
+            (``"resources.subscribe"``) naming the capability the spec gates the
+            method on: for a request, the capability of the side that receives it;
+            for a notification, of the side that sends it. None when not gated.
+        capability_since: The first revision that gates the method (``completions``
+            appeared in 2025-03-26; older servers answered completion/complete anyway).
+        input_required: Whether a 2026-07-28 server may answer with `InputRequiredResult`
+            ("ONLY for tools/call, resources/read and prompts/get", 2026-07-28 mrtr).
+        cacheable: Whether a 2026-07-28 result carries ``ttlMs`` and ``cacheScope``
+            (2026-07-28 server/utilities/caching).
+        params_decode: A custom decoder for ``params``, for a ``params_type`` msgspec
+            can't decode by itself (elicitation's form-or-URL union). It raises
+            `msgspec.DecodeError` (or its subclass ValidationError) on bad input.
+    """
+
+    name: str
+    params_type: Any
+    result_type: Any | None
+    direction: Direction
+    versions: frozenset[str] = frozenset(ALL_VERSIONS)
+    capability: str | None = None
+    capability_since: str | None = None
+    input_required: bool = False
+    cacheable: bool = False
+    params_decode: Callable[[bytes], Any] | None = field(default=None, repr=False)
+    params_decoder: msgspec.json.Decoder[Any] | None = field(init=False, repr=False, compare=False)
+    result_decoder: msgspec.json.Decoder[Any] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Decoders are built once, when the method is registered, never per message.
+        params_decoder = None if self.params_decode else decoder_for(self.params_type)
+        object.__setattr__(self, "params_decoder", params_decoder)
+        result_decoder = None if self.result_type is None else decoder_for(self.result_type)
+        object.__setattr__(self, "result_decoder", result_decoder)
+
+    def decode_params(self, raw: bytes) -> Any:
+        """Decode ``params``; raises `msgspec.DecodeError` when they are not valid."""
+        if self.params_decoder is not None:
+            return self.params_decoder.decode(raw)
+        assert self.params_decode is not None
+        return self.params_decode(raw)
+
+    @property
+    def is_request(self) -> bool:
+        """True for a request (it has a result), False for a notification."""
+        return self.result_type is not None
+
+
+class MethodTable(Mapping[str, MethodSpec]):
+    """An immutable map from method name to `MethodSpec`."""
+
+    __slots__ = ("_specs",)
+
+    def __init__(self, specs: Iterable[MethodSpec]) -> None:
+        self._specs: dict[str, MethodSpec] = {}
+        for spec in specs:
+            if spec.name in self._specs:
+                raise ValueError(f"method {spec.name!r} is listed twice")
+            self._specs[spec.name] = spec
+
+    def __getitem__(self, name: str) -> MethodSpec:
+        return self._specs[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def with_methods(self, *specs: MethodSpec) -> MethodTable:
+        """A new table with ``specs`` added; a spec replaces a method of the same name."""
+        merged = dict(self._specs)
+        for spec in specs:
+            merged[spec.name] = spec
+        return MethodTable(merged.values())
+
+
+_C2S = Direction.CLIENT_TO_SERVER
+_S2C = Direction.SERVER_TO_CLIENT
+_BOTH = Direction.BOTH
+_LEGACY = frozenset(LEGACY_VERSIONS)
+_MODERN = frozenset(MODERN_VERSIONS)
+_FROM_2025_06_18 = frozenset({"2025-06-18", "2025-11-25"})
+_ONLY_2025_11_25 = frozenset({"2025-11-25"})
+
+
+def _request(
+    name: str, params: Any, result: Any, direction: Direction, **options: Any
+) -> MethodSpec:
+    return MethodSpec(name, params, result, direction, **options)
+
+
+def _notification(name: str, params: Any, direction: Direction, **options: Any) -> MethodSpec:
+    return MethodSpec(name, params, None, direction, **options)
+
+
+#: Every method of every revision we speak (2026-07-28 basic, CHECKLIST §8).
+DEFAULT_METHODS = MethodTable(
+    [
+        # Lifecycle. The handshake and ping are legacy only; server/discover is modern.
+        _request(
+            "initialize",
+            types.InitializeRequestParams,
+            types.InitializeResult,
+            _C2S,
+            versions=_LEGACY,
+        ),
+        _request("ping", types.RequestParams, types.EmptyResult, _BOTH, versions=_LEGACY),
+        _request(
+            "server/discover",
+            types.RequestParams,
+            types.DiscoverResult,
+            _C2S,
+            versions=_MODERN,
+            cacheable=True,
+        ),
+        # Tools.
+        _request(
+            "tools/list",
+            types.PaginatedRequestParams,
+            types.ListToolsResult,
+            _C2S,
+            capability="tools",
+            cacheable=True,
+        ),
+        _request(
+            "tools/call",
+            types.CallToolRequestParams,
+            types.CallToolResult,
+            _C2S,
+            capability="tools",
+            input_required=True,
+        ),
+        # Resources.
+        _request(
+            "resources/list",
+            types.PaginatedRequestParams,
+            types.ListResourcesResult,
+            _C2S,
+            capability="resources",
+            cacheable=True,
+        ),
+        _request(
+            "resources/templates/list",
+            types.PaginatedRequestParams,
+            types.ListResourceTemplatesResult,
+            _C2S,
+            capability="resources",
+            cacheable=True,
+        ),
+        _request(
+            "resources/read",
+            types.ReadResourceRequestParams,
+            types.ReadResourceResult,
+            _C2S,
+            capability="resources",
+            input_required=True,
+            cacheable=True,
+        ),
+        _request(
+            "resources/subscribe",
+            types.SubscribeRequestParams,
+            types.EmptyResult,
+            _C2S,
+            versions=_LEGACY,
+            capability="resources.subscribe",
+        ),
+        _request(
+            "resources/unsubscribe",
+            types.UnsubscribeRequestParams,
+            types.EmptyResult,
+            _C2S,
+            versions=_LEGACY,
+            capability="resources.subscribe",
+        ),
+        # Prompts.
+        _request(
+            "prompts/list",
+            types.PaginatedRequestParams,
+            types.ListPromptsResult,
+            _C2S,
+            capability="prompts",
+            cacheable=True,
+        ),
+        _request(
+            "prompts/get",
+            types.GetPromptRequestParams,
+            types.GetPromptResult,
+            _C2S,
+            capability="prompts",
+            input_required=True,
+        ),
+        # Utilities.
+        _request(
+            "completion/complete",
+            types.CompleteRequestParams,
+            types.CompleteResult,
+            _C2S,
+            capability="completions",
+            capability_since="2025-03-26",
+        ),
+        _request(
+            "logging/setLevel",
+            types.SetLevelRequestParams,
+            types.EmptyResult,
+            _C2S,
+            versions=_LEGACY,
+            capability="logging",
+        ),
+        _request(
+            "subscriptions/listen",
+            types.SubscriptionsListenRequestParams,
+            types.SubscriptionsListenResult,
+            _C2S,
+            versions=_MODERN,
+        ),
+        # Server-to-client requests (legacy; 2026-07-28 asks for input through MRTR).
+        _request(
+            "sampling/createMessage",
+            types.CreateMessageRequestParams,
+            types.CreateMessageResult,
+            _S2C,
+            versions=_LEGACY,
+            capability="sampling",
+        ),
+        _request(
+            "elicitation/create",
+            types.ElicitRequestParams,
+            types.ElicitResult,
+            _S2C,
+            versions=_FROM_2025_06_18,
+            capability="elicitation",
+            params_decode=types.decode_elicit_request_params,
+        ),
+        _request(
+            "roots/list",
+            types.RequestParams,
+            types.ListRootsResult,
+            _S2C,
+            versions=_LEGACY,
+            capability="roots",
+        ),
+        # Experimental tasks (2025-11-25 only; either side may be the receiver).
+        _request(
+            "tasks/get",
+            types.GetTaskRequestParams,
+            types.GetTaskResult,
+            _BOTH,
+            versions=_ONLY_2025_11_25,
+        ),
+        _request(
+            "tasks/result",
+            types.GetTaskPayloadRequestParams,
+            types.GetTaskPayloadResult,
+            _BOTH,
+            versions=_ONLY_2025_11_25,
+        ),
+        _request(
+            "tasks/list",
+            types.PaginatedRequestParams,
+            types.ListTasksResult,
+            _BOTH,
+            versions=_ONLY_2025_11_25,
+        ),
+        _request(
+            "tasks/cancel",
+            types.CancelTaskRequestParams,
+            types.CancelTaskResult,
+            _BOTH,
+            versions=_ONLY_2025_11_25,
+        ),
+        # Notifications.
+        _notification(
+            "notifications/initialized", types.NotificationParams, _C2S, versions=_LEGACY
+        ),
+        _notification("notifications/cancelled", types.CancelledNotificationParams, _BOTH),
+        _notification("notifications/progress", types.ProgressNotificationParams, _BOTH),
+        _notification(
+            "notifications/message",
+            types.LoggingMessageNotificationParams,
+            _S2C,
+            capability="logging",
+        ),
+        _notification(
+            "notifications/resources/updated",
+            types.ResourceUpdatedNotificationParams,
+            _S2C,
+            capability="resources.subscribe",
+        ),
+        _notification(
+            "notifications/resources/list_changed",
+            types.NotificationParams,
+            _S2C,
+            capability="resources.list_changed",
+        ),
+        _notification(
+            "notifications/tools/list_changed",
+            types.NotificationParams,
+            _S2C,
+            capability="tools.list_changed",
+        ),
+        _notification(
+            "notifications/prompts/list_changed",
+            types.NotificationParams,
+            _S2C,
+            capability="prompts.list_changed",
+        ),
+        _notification(
+            "notifications/roots/list_changed",
+            types.NotificationParams,
+            _C2S,
+            versions=_LEGACY,
+            capability="roots.list_changed",
+        ),
+        _notification(
+            "notifications/elicitation/complete",
+            types.ElicitationCompleteNotificationParams,
+            _S2C,
+            versions=_ONLY_2025_11_25,
+        ),
+        _notification(
+            "notifications/tasks/status",
+            types.TaskStatusNotificationParams,
+            _BOTH,
+            versions=_ONLY_2025_11_25,
+        ),
+        _notification(
+            "notifications/subscriptions/acknowledged",
+            types.SubscriptionsAcknowledgedNotificationParams,
+            _S2C,
+            versions=_MODERN,
+        ),
+    ]
+)
