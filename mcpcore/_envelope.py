@@ -9,7 +9,7 @@ transport adds its header checks between them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, get_args
+from typing import Any, Final, Literal, get_args
 
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
@@ -19,10 +19,12 @@ from mcpcore.types import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
     LOG_LEVEL_META_KEY,
+    PROGRESS_TOKEN_META_KEY,
     PROTOCOL_VERSION_META_KEY,
     ClientCapabilities,
     Implementation,
     LoggingLevel,
+    ProgressToken,
 )
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Rejection",
     "meta_of",
     "probe_meta",
+    "progress_token_of",
     "read_modern_envelope",
     "stamp_request_meta",
 ]
@@ -71,6 +74,18 @@ def meta_of(params: Any) -> dict[str, Any] | None:
     """The ``_meta`` dict of decoded params, or None."""
     meta = params.get("_meta") if isinstance(params, dict) else getattr(params, "meta", None)
     return meta if isinstance(meta, dict) else None
+
+
+def progress_token_of(params: Any) -> ProgressToken | Literal[False] | None:
+    """The progress token in ``params._meta``: None if absent, False if malformed.
+
+    "progressToken (string or integer)" (2024-11-05 basic/utilities/progress).
+    """
+    meta = meta_of(params)
+    token = None if meta is None else meta.get(PROGRESS_TOKEN_META_KEY)
+    if token is None or (isinstance(token, (int, str)) and not isinstance(token, bool)):
+        return token
+    return False
 
 
 def probe_meta(raw_params: Raw | UnsetType) -> dict[str, Any] | None:

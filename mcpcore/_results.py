@@ -7,16 +7,27 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET
 
+from mcpcore import jsonrpc
 from mcpcore._capabilities import required_client_capabilities
+from mcpcore._inflight import IncomingRequest
 from mcpcore.methods import MethodSpec
 from mcpcore.types import (
     SERVER_INFO_META_KEY,
     ClientCapabilities,
     Implementation,
+    InitializeResult,
     InputRequiredResult,
 )
+from mcpcore.versions import Era, era_of
 
-__all__ = ["DEFAULT_CACHE_SCOPE", "DEFAULT_TTL_MS", "check_input_required", "shape_modern_result"]
+__all__ = [
+    "DEFAULT_CACHE_SCOPE",
+    "DEFAULT_TTL_MS",
+    "check_input_required",
+    "decode_result",
+    "result_problem",
+    "shape_modern_result",
+]
 
 #: The cache hints a 2026-07-28 result gets when its author gave none. "ttlMs: 0" means
 #: "immediately stale" and "private" never lets a cache share the result across
@@ -69,4 +80,66 @@ def check_input_required(
         method = type(request).__struct_config__.tag
         if required_client_capabilities(str(method), request.params, capabilities) is not None:
             return f"input request {key!r} ({method}) needs a capability the client did not declare"
+    return None
+
+
+def decode_result(spec: MethodSpec, raw: bytes, *, modern: bool) -> Any:
+    """A peer's result, typed; or a string saying why it is unusable.
+
+    In 2026-07-28, "clients MUST treat a missing resultType as complete" and "MUST
+    treat an unrecognized resultType as invalid" (basic); ``input_required`` is valid
+    only for the methods that may ask for more input (basic/patterns/mrtr).
+    """
+    try:
+        result = spec.decode_result(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        if modern and spec.input_required:
+            # An InputRequiredResult lacks the fields a complete result requires.
+            input_required = _decode_input_required(raw)
+            if input_required is not None:
+                return input_required
+        return f"Invalid result for {spec.name}: {exc}"
+    if not modern:
+        return result
+    result_type = getattr(result, "result_type", UNSET)
+    if result_type is UNSET or result_type == "complete":
+        return result
+    if result_type == "input_required" and spec.input_required:
+        input_required = _decode_input_required(raw)
+        if input_required is not None:
+            return input_required
+    return f"Unrecognized resultType {result_type!r} for {spec.name}"
+
+
+def _decode_input_required(raw: bytes) -> InputRequiredResult | None:
+    try:
+        result = jsonrpc.decoder_for(InputRequiredResult).decode(raw)
+    except (msgspec.DecodeError, UnicodeDecodeError):
+        return None
+    return result if result.result_type == "input_required" else None
+
+
+def result_problem(
+    spec: MethodSpec, request: IncomingRequest, result: Any, negotiated: str | None
+) -> str | None:
+    """Why ``result`` can't answer ``request``, or None when it can."""
+    expected = spec.result_type
+    if (
+        isinstance(result, msgspec.Struct)
+        and isinstance(expected, type)
+        and not isinstance(result, (expected, InputRequiredResult))
+    ):
+        return f"{spec.name} answers with {expected.__name__}, not {type(result).__name__}"
+    if isinstance(result, InputRequiredResult):
+        version = request.protocol_version
+        if version is None or era_of(version) is not Era.MODERN:
+            return "InputRequiredResult exists only in 2026-07-28; use a server-to-client request"
+        if not spec.input_required:
+            # "ONLY for tools/call, resources/read and prompts/get" (2026-07-28 mrtr).
+            return f"{spec.name} can't answer with InputRequiredResult"
+        return check_input_required(result, request.client_capabilities)
+    if spec.name == "initialize" and (
+        not isinstance(result, InitializeResult) or result.protocol_version != negotiated
+    ):
+        return f"the initialize result must carry the negotiated version {negotiated!r}"
     return None

@@ -30,6 +30,7 @@ import enum
 from typing import Final
 
 __all__ = [
+    "LEGACY_PHASES",
     "SENDABLE_NOTIFICATIONS",
     "SENDABLE_REQUESTS",
     "TRANSITIONS",
@@ -134,6 +135,10 @@ SENDABLE_NOTIFICATIONS: Final[dict[tuple[Role, Phase], frozenset[str] | None]] =
     (Role.SERVER, Phase.MODERN): frozenset({_LOG, _PROGRESS, _CANCELLED}),
     (Role.SERVER, Phase.CLOSED): frozenset(),
 }
+
+
+#: The phases of a legacy conversation, once ``initialize`` started it.
+LEGACY_PHASES: Final = frozenset({Phase.INITIALIZING, Phase.INITIALIZED, Phase.OPERATING})
 
 
 def next_phase(phase: Phase, step: Step) -> Phase | None:

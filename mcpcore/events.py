@@ -18,6 +18,7 @@ __all__ = [
     "ErrorReceived",
     "Event",
     "InvalidMessage",
+    "InvalidResponse",
     "NotificationReceived",
     "ProgressReceived",
     "RequestReceived",
@@ -154,9 +155,7 @@ class InvalidMessage(Event, frozen=True, kw_only=True, gc=False):
         message: A description, safe to show to the peer.
         reply: The error response to write, or None when none is due (a broken
             notification, a stray response: JSON-RPC never answers those).
-        request_id: The id involved, when one was readable: of the peer's request,
-            or of our request when the peer's answer to it was unusable (the request
-            is then over).
+        request_id: The id of the peer's request, when one was readable.
         method: The method involved, when known.
     """
 
@@ -165,3 +164,23 @@ class InvalidMessage(Event, frozen=True, kw_only=True, gc=False):
     reply: bytes | None = None
     request_id: RequestId | None = None
     method: str | None = None
+
+
+class InvalidResponse(Event, frozen=True, kw_only=True, gc=False):
+    """The peer answered one of our requests with something unusable; the request is over.
+
+    A malformed response, a result that does not decode into the method's result type,
+    or a 2026-07-28 ``resultType`` we don't recognise ("MUST treat an unrecognized
+    resultType as invalid"). Nothing is sent back: JSON-RPC never answers a response.
+    This is a local judgement, not an error the peer sent, so it is never an
+    `ErrorReceived`.
+
+    Attributes:
+        request_id: The id of our request.
+        method: The method of our request.
+        message: What was wrong.
+    """
+
+    request_id: RequestId
+    method: str
+    message: str

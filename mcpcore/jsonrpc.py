@@ -183,6 +183,14 @@ def decode_envelope(data: bytes) -> WireMessage | MalformedMessage:
     Never raises: bytes that can't be read come back as a `MalformedMessage` saying
     how to answer them.
     """
+    if not data.isascii():
+        # "MUST be UTF-8 encoded" (2024-11-05 basic). msgspec checks the strings it
+        # decodes, but not those it skips (unknown fields) or keeps raw (params), so
+        # check the whole message once. ASCII, the common case, is valid by definition.
+        try:
+            data.decode()
+        except UnicodeDecodeError:
+            return MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid UTF-8")
     try:
         return _ENVELOPE_DECODER.decode(data)
     except msgspec.ValidationError:

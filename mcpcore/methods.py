@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from mcpcore import types
 from mcpcore.jsonrpc import decoder_for
@@ -70,22 +71,45 @@ class MethodSpec:
     input_required: bool = False
     cacheable: bool = False
     params_decode: Callable[[bytes], Any] | None = field(default=None, repr=False)
-    params_decoder: msgspec.json.Decoder[Any] | None = field(init=False, repr=False, compare=False)
-    result_decoder: msgspec.json.Decoder[Any] | None = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        # Decoders are built once, when the method is registered, never per message.
-        params_decoder = None if self.params_decode else decoder_for(self.params_type)
-        object.__setattr__(self, "params_decoder", params_decoder)
-        result_decoder = None if self.result_type is None else decoder_for(self.result_type)
-        object.__setattr__(self, "result_decoder", result_decoder)
+    # Each decoder is built once, on first use: building all of them at import would
+    # cost more than the rest of `import mcpcore` together.
+    _params_decoder: msgspec.json.Decoder[Any] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _result_decoder: msgspec.json.Decoder[Any] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def decode_params(self, raw: bytes) -> Any:
         """Decode ``params``; raises `msgspec.DecodeError` when they are not valid."""
-        if self.params_decoder is not None:
-            return self.params_decoder.decode(raw)
-        assert self.params_decode is not None
-        return self.params_decode(raw)
+        decoder = self._params_decoder
+        if decoder is None:
+            if self.params_decode is not None:
+                return self.params_decode(raw)
+            decoder = decoder_for(self.params_type)
+            object.__setattr__(self, "_params_decoder", decoder)
+        return decoder.decode(raw)
+
+    def read_params(self, raw: bytes | UnsetType) -> Any:
+        """``params`` decoded, the empty params when absent, or None when invalid."""
+        try:
+            if raw is UNSET:
+                return self.params_type()
+            return self.decode_params(raw)
+        except TypeError:
+            return None  # absent, but the method's params have required fields
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            return None
+
+    def decode_result(self, raw: bytes) -> Any:
+        """Decode a result; raises `msgspec.DecodeError` when it is not valid."""
+        decoder = self._result_decoder
+        if decoder is None:
+            if self.result_type is None:
+                raise TypeError(f"{self.name} is a notification: it has no result")
+            decoder = decoder_for(self.result_type)
+            object.__setattr__(self, "_result_decoder", decoder)
+        return decoder.decode(raw)
 
     @property
     def is_request(self) -> bool:

@@ -16,6 +16,7 @@ from mcpcore import (
     Era,
     ErrorReceived,
     InvalidMessage,
+    InvalidResponse,
     LocalProtocolError,
     NotificationReceived,
     Phase,
@@ -249,9 +250,13 @@ def test_a_result_without_result_type_is_complete_and_an_unknown_one_is_invalid(
         {"jsonrpc": "2.0", "id": request_id, "result": {"resultType": "task", "taskId": "x"}}
     ).encode()
     [event] = client.receive(reply)
-    assert isinstance(event, InvalidMessage)
-    assert event.request_id == request_id
-    assert event.reply is None  # clients never answer a response
+    # "MUST treat an unrecognized resultType as invalid": the request is over, and
+    # nothing is sent back (nobody answers a response).
+    assert event == InvalidResponse(
+        request_id=request_id,
+        method="tools/call",
+        message="Invalid result for tools/call: Object missing required field `content`",
+    )
     assert client.pending_requests == ()
 
 
@@ -564,7 +569,7 @@ def test_the_client_checks_what_arrives_on_its_streams() -> None:
 
 
 def test_too_many_subscriptions_are_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("mcpcore.connection.MAX_SUBSCRIPTIONS", 2)
+    monkeypatch.setattr("mcpcore._inflight.MAX_SUBSCRIPTIONS", 2)
     pair = modern_pair()
     listen(pair)
     _, second = listen(pair)

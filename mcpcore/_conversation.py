@@ -1,0 +1,144 @@
+"""The state of one MCP conversation, shared by the two halves of `Connection`.
+
+`ConversationState` holds what a conversation knows (its lifecycle phase, the version,
+both sides' capabilities, the requests in flight) and the small helpers both halves
+use. `mcpcore._receiving` adds reading the peer; `mcpcore.connection` adds our own
+actions. The rules themselves live in `_state` (lifecycle), `_admission` (eras and
+versions), `_inflight` (request ids), `_envelope`, `_results` and `_listen`.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mcpcore import _state
+from mcpcore._inflight import RequestTable
+from mcpcore._state import LEGACY_PHASES, Phase, Role, Step
+from mcpcore.methods import DEFAULT_METHODS, Direction, MethodTable
+from mcpcore.types import (
+    ClientCapabilities,
+    Implementation,
+    LoggingLevel,
+    RequestId,
+    ServerCapabilities,
+)
+from mcpcore.versions import ALL_VERSIONS, Era, era_of
+
+__all__ = ["ConversationState"]
+
+
+class ConversationState:
+    """What one MCP conversation knows, seen from ``our_role``. See `Connection`.
+
+    Args:
+        our_role: `Role.CLIENT` or `Role.SERVER`.
+        methods: The method table; extend `DEFAULT_METHODS` to add your own methods.
+        supported_versions: The revisions we speak, legacy and modern alike.
+        capabilities: Ours. A server answers -32601 for gated methods it did not
+            advertise (learned from the ``initialize`` result it sends when not given
+            here). A client's are stamped on every 2026-07-28 request.
+        implementation: Our name and version. A 2026-07-28 client stamps it on every
+            request as ``clientInfo``, a server on every result as ``serverInfo``.
+    """
+
+    def __init__(
+        self,
+        our_role: Role,
+        *,
+        methods: MethodTable = DEFAULT_METHODS,
+        supported_versions: tuple[str, ...] = ALL_VERSIONS,
+        capabilities: ServerCapabilities | ClientCapabilities | None = None,
+        implementation: Implementation | None = None,
+    ) -> None:
+        unknown = [version for version in supported_versions if era_of(version) is None]
+        if unknown or not supported_versions:
+            raise ValueError(f"unknown protocol versions: {unknown or 'none given'}")
+        self.our_role: Final = our_role
+        self.their_role: Final = Role.SERVER if our_role is Role.CLIENT else Role.CLIENT
+        self.methods: Final = methods
+        self.supported_versions: Final = tuple(supported_versions)
+        self.supported_modern_versions: Final = tuple(
+            v for v in supported_versions if era_of(v) is Era.MODERN
+        )
+        self.implementation: Final = implementation
+        self._phase = Phase.IDLE
+        # Legacy: the negotiated version (the offered one while initialize is in
+        # flight). A 2026-07-28 client: the version it speaks.
+        self._version: str | None = None
+        self._capabilities = capabilities
+        self._their_capabilities: ServerCapabilities | ClientCapabilities | None = None
+        self._their_info: Implementation | None = None
+        self._requests = RequestTable()
+        # Legacy logging/setLevel: None until the client asks for log messages.
+        self._log_level: LoggingLevel | None = None
+        self._sending: Final = (
+            Direction.CLIENT_TO_SERVER if our_role is Role.CLIENT else Direction.SERVER_TO_CLIENT
+        )
+        self._receiving: Final = Direction.BOTH & ~self._sending
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def phase(self) -> Phase:
+        """Where the conversation is in its lifecycle."""
+        return self._phase
+
+    @property
+    def era(self) -> Era | None:
+        """The era of the conversation, or None while nothing has chosen it."""
+        if self._phase is Phase.MODERN:
+            return Era.MODERN
+        return Era.LEGACY if self._phase in LEGACY_PHASES else None
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The negotiated legacy version, or the version a 2026-07-28 client speaks."""
+        return self._version
+
+    @property
+    def capabilities(self) -> ServerCapabilities | ClientCapabilities | None:
+        """Our own capabilities, as given or as sent in the handshake."""
+        return self._capabilities
+
+    @property
+    def their_capabilities(self) -> ServerCapabilities | ClientCapabilities | None:
+        """What the peer advertised (``initialize``, or a ``server/discover`` result)."""
+        return self._their_capabilities
+
+    @property
+    def their_info(self) -> Implementation | None:
+        """The peer's self-reported name and version, when it sent one."""
+        return self._their_info
+
+    @property
+    def log_level(self) -> LoggingLevel | None:
+        """The level a legacy client set with ``logging/setLevel``, or None."""
+        return self._log_level
+
+    @property
+    def pending_requests(self) -> tuple[RequestId, ...]:
+        """Ids of our requests still waiting for an answer."""
+        return tuple(self._requests.outgoing)
+
+    @property
+    def requests_in_flight(self) -> int:
+        """How many of the peer's requests we have not answered yet."""
+        return len(self._requests.incoming)
+
+    def close(self) -> tuple[RequestId, ...]:
+        """Close the conversation; returns the ids of our requests that will never be answered."""
+        self._phase = Phase.CLOSED
+        return self._requests.clear()
+
+    # ----------------------------------------------------------------- helpers
+
+    def _advance(self, step: Step) -> None:
+        """Apply a step the caller already knows is legal."""
+        phase = _state.next_phase(self._phase, step)
+        assert phase is not None, (self._phase, step)
+        self._phase = phase
+
+    def _initialize_failed(self) -> None:
+        # A failed initialize leaves the era open: the client may retry, or probe.
+        self._advance(Step.INITIALIZE_ERROR)
+        self._version = None

@@ -1,0 +1,378 @@
+"""Reading the peer: one message in, the events it makes and the state it changes.
+
+Every check a peer's message goes through, in order: the envelope (`jsonrpc`), the
+method table, the params, the era rules (`_admission`), the request table. Input that
+can be answered becomes an `InvalidMessage` carrying the reply; an unusable answer to
+one of our requests becomes an `InvalidResponse`; nothing else escapes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+from msgspec import UNSET, Raw, UnsetType
+
+from mcpcore import _listen, jsonrpc
+from mcpcore._admission import (
+    admit_on_client,
+    admit_on_server,
+    reject_unknown_method,
+)
+from mcpcore._conversation import ConversationState
+from mcpcore._envelope import Rejection, progress_token_of
+from mcpcore._inflight import IncomingRequest
+from mcpcore._results import decode_result
+from mcpcore._state import Phase, Role, Step
+from mcpcore.errors import RemoteProtocolError
+from mcpcore.events import (
+    CancelRequested,
+    ErrorReceived,
+    Event,
+    InvalidMessage,
+    InvalidResponse,
+    NotificationReceived,
+    ProgressReceived,
+    RequestReceived,
+    ResponseReceived,
+    SubscriptionEnded,
+)
+from mcpcore.types import (
+    CancelledNotificationParams,
+    Error,
+    InitializeResult,
+    ProgressNotificationParams,
+    RequestId,
+)
+from mcpcore.versions import BATCH_VERSIONS, Era, era_of
+
+__all__ = ["Receiving"]
+
+_BATCH_DECODER: Final = msgspec.json.Decoder(list[Raw])
+_ANY_DECODER: Final = msgspec.json.Decoder()
+
+
+class Receiving(ConversationState):
+    """The half of `Connection` that reads the peer."""
+
+    def receive(self, data: bytes) -> list[Event]:
+        """Feed one message (or one 2025-03-26 batch) from the peer; get what happened.
+
+        Never raises for input that can be answered: that becomes an `InvalidMessage`
+        carrying the reply. Raises `RemoteProtocolError` only when the peer leaves the
+        conversation unusable; the connection is closed from then on.
+        """
+        if self._phase is Phase.CLOSED:
+            raise RemoteProtocolError("data received on a closed connection")
+        if type(data) is not bytes:
+            # msgspec.Raw values are views into the buffer they came from; a caller's
+            # reused bytearray would change under them.
+            data = bytes(data)
+        events: list[Event] = []
+        if data[:1] == b"[" or (data[:1].isspace() and data.lstrip()[:1] == b"["):
+            self._receive_batch(data, events)
+        else:
+            self._receive_message(data, events)
+        return events
+
+    def _receive_batch(self, data: bytes, events: list[Event]) -> None:
+        # "Implementations MUST support receiving JSON-RPC batches" in 2025-03-26 (and
+        # only there), and "initialize MUST NOT be part of a batch".
+        if self._phase not in (Phase.INITIALIZED, Phase.OPERATING) or (
+            self._version not in BATCH_VERSIONS
+        ):
+            events.append(self._invalid(jsonrpc.INVALID_REQUEST, "Batches are not supported"))
+            return
+        try:
+            items = _BATCH_DECODER.decode(data)
+        except msgspec.ValidationError:
+            events.append(self._invalid(jsonrpc.INVALID_REQUEST, "Invalid Request: bad batch"))
+            return
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            events.append(self._invalid(jsonrpc.PARSE_ERROR, "Parse error: invalid JSON"))
+            return
+        if not items:
+            events.append(self._invalid(jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))
+        for item in items:
+            self._receive_message(bytes(item), events)
+
+    def _receive_message(self, data: bytes, events: list[Event]) -> None:
+        message = jsonrpc.decode_envelope(data)
+        if isinstance(message, jsonrpc.MalformedMessage):
+            events.append(
+                self._invalid(
+                    message.code,
+                    message.message,
+                    request_id=message.request_id,
+                    reply=message.answerable,
+                )
+            )
+            return
+        method, request_id = message.method, message.id
+        is_response = message.result is not UNSET or message.error is not UNSET
+        if method is UNSET and is_response:
+            self._receive_response(message, events)
+        elif message.jsonrpc != "2.0" or method is UNSET or is_response:
+            reason = (
+                'Invalid Request: "jsonrpc" must be "2.0"'
+                if message.jsonrpc != "2.0"
+                else "Invalid Request: not a request, notification or response"
+            )
+            readable = request_id if isinstance(request_id, (int, str)) else None
+            events.append(self._invalid(jsonrpc.INVALID_REQUEST, reason, request_id=readable))
+        elif request_id is UNSET:
+            self._receive_notification(method, message.params, events)
+        elif request_id is None:
+            events.append(
+                self._invalid(jsonrpc.INVALID_REQUEST, "Invalid Request: id must not be null")
+            )
+        else:
+            self._receive_request(request_id, method, message.params, events)
+
+    def _receive_request(
+        self, request_id: RequestId, method: str, raw_params: Raw | UnsetType, events: list[Event]
+    ) -> None:
+        spec = self.methods.get(method)
+        if spec is None or not spec.is_request or not spec.direction & self._receiving:
+            is_server = self.our_role is Role.SERVER
+            rejection = reject_unknown_method(self, method, raw_params, is_server=is_server)
+            events.append(self._reject(request_id, method, rejection))
+            return
+        params = spec.read_params(raw_params)
+        if params is None:
+            rejection = Rejection(jsonrpc.INVALID_PARAMS, f"Invalid params for {method}")
+            events.append(self._reject(request_id, method, rejection))
+            return
+        if self.our_role is Role.SERVER:
+            admission = admit_on_server(self, spec, params)
+        else:
+            admission = admit_on_client(self, spec)
+        if isinstance(admission, Rejection):
+            events.append(self._reject(request_id, method, admission))
+            return
+        token = progress_token_of(params)
+        if token is False:
+            rejection = Rejection(
+                jsonrpc.INVALID_PARAMS,
+                "Invalid params: _meta.progressToken must be a string or an integer",
+            )
+            events.append(self._reject(request_id, method, rejection))
+            return
+        refusal = self._requests.refusal(request_id, method == _listen.LISTEN)
+        if refusal is not None:
+            events.append(
+                self._reject(request_id, method, Rejection(jsonrpc.INVALID_REQUEST, refusal))
+            )
+            return
+        version, capabilities, log_level = admission
+        record = IncomingRequest(spec, version, capabilities, token, log_level)
+        if method == _listen.LISTEN:
+            record.requested_filter = params.notifications
+        elif method == "logging/setLevel":
+            self._log_level = params.level
+        elif method == "initialize":
+            self._advance(Step.INITIALIZE_REQUEST)
+            self._version = version
+            self._their_capabilities = params.capabilities
+            self._their_info = params.client_info
+        if self._phase is Phase.IDLE and version is not None and era_of(version) is Era.MODERN:
+            self._advance(Step.MODERN_REQUEST)  # the first 2026-07-28 request decides
+        self._requests.take_in(request_id, record)
+        events.append(
+            RequestReceived(
+                request_id=request_id,
+                method=method,
+                params=params,
+                protocol_version=version,
+                client_capabilities=capabilities,
+                progress_token=record.progress_token,
+                log_level=log_level,
+            )
+        )
+
+    def _receive_notification(
+        self, method: str, raw_params: Raw | UnsetType, events: list[Event]
+    ) -> None:
+        spec = self.methods.get(method)
+        if spec is None or spec.is_request or not spec.direction & self._receiving:
+            events.append(self._ignored(method, f"Unknown notification: {method}"))
+            return
+        params = spec.read_params(raw_params)
+        if params is None:
+            events.append(self._ignored(method, f"Invalid params for {method}"))
+        elif method == "notifications/cancelled":
+            self._receive_cancel(params, events)
+        elif method == "notifications/progress":
+            self._receive_progress(params, events)
+        elif method == "notifications/initialized":
+            # A repeated or early initialized notification changes nothing.
+            if self._phase is Phase.INITIALIZED:
+                self._advance(Step.INITIALIZED_NOTIFICATION)
+                events.append(NotificationReceived(method=method, params=params))
+            else:
+                events.append(self._ignored(method, "Unexpected initialized notification"))
+        elif self._phase is Phase.MODERN and self.our_role is Role.CLIENT:
+            self._receive_stream_notification(method, params, events)
+        elif self.era is Era.LEGACY and self._version not in spec.versions:
+            events.append(self._ignored(method, f"{method} does not exist in {self._version}"))
+        else:
+            events.append(NotificationReceived(method=method, params=params))
+
+    def _receive_cancel(self, params: CancelledNotificationParams, events: list[Event]) -> None:
+        request_id = params.request_id
+        if request_id is UNSET:
+            # Only task-augmented requests (2025-11-25) omit it, and those are cancelled
+            # with tasks/cancel: nothing to do.
+            return
+        reason = None if params.reason is UNSET else params.reason
+        incoming = self._requests.incoming.get(request_id)
+        if incoming is not None:
+            # "The client MUST NOT attempt to cancel its initialize request", and invalid
+            # cancellations SHOULD be ignored (2025-11-25 basic/utilities/cancellation).
+            if incoming.spec.name != "initialize" and not incoming.cancelled:
+                incoming.cancelled = True
+                events.append(CancelRequested(request_id=request_id, reason=reason))
+            return
+        outgoing = self._requests.outgoing.get(request_id)
+        if outgoing is not None and outgoing.spec.name == _listen.LISTEN:
+            # 2026-07-28: the one thing a server may cancel is a listen stream.
+            self._requests.finish(request_id, gave_up=True)
+            events.append(SubscriptionEnded(subscription_id=request_id, reason=reason))
+        # Anything else refers to a request already answered: a harmless race.
+
+    def _receive_progress(self, params: ProgressNotificationParams, events: list[Event]) -> None:
+        if self._phase is Phase.MODERN and self.our_role is Role.SERVER:
+            # "Progress is server → client only" in 2026-07-28.
+            events.append(self._ignored("notifications/progress", "Clients do not send progress"))
+            return
+        request_id = self._requests.for_token(params.progress_token)
+        if request_id is None:
+            return  # progress for a request that already completed: a harmless race
+        outgoing = self._requests.outgoing[request_id]
+        if outgoing.last_progress is not None and params.progress <= outgoing.last_progress:
+            # "The progress value MUST increase with each notification" (2024-11-05).
+            events.append(self._ignored("notifications/progress", "Progress must increase"))
+            return
+        outgoing.last_progress = params.progress
+        events.append(
+            ProgressReceived(
+                request_id=request_id,
+                progress_token=params.progress_token,
+                progress=params.progress,
+                total=None if params.total is UNSET else params.total,
+                message=None if params.message is UNSET else params.message,
+            )
+        )
+
+    def _receive_stream_notification(self, method: str, params: Any, events: list[Event]) -> None:
+        """A 2026-07-28 client: check a notification against the listen stream it names."""
+        subscription_id = _listen.subscription_id_of(params)
+        if subscription_id is None:
+            # Not on a listen stream: a request's log message, say.
+            events.append(NotificationReceived(method=method, params=params))
+            return
+        stream = self._requests.outgoing.get(subscription_id)
+        problem = _listen.received_problem(stream, method)
+        if problem is not None:
+            events.append(self._ignored(method, problem))
+            return
+        if method == _listen.LISTEN_ACKNOWLEDGED:
+            assert stream is not None  # checked by received_problem
+            stream.honoured_filter = params.notifications
+        events.append(
+            NotificationReceived(method=method, params=params, subscription_id=subscription_id)
+        )
+
+    def _receive_response(self, message: jsonrpc.WireMessage, events: list[Event]) -> None:
+        request_id = message.id
+        if not isinstance(request_id, (int, str)):
+            # An error about a message the peer could not read (it has no id).
+            error = self._read_error(message)
+            if error is None:
+                events.append(self._ignored(None, "Malformed response without an id"))
+            else:
+                events.append(ErrorReceived(request_id=None, method=None, error=error))
+            return
+        outgoing = self._requests.outgoing.get(request_id)
+        if outgoing is None:
+            if not self._requests.gave_up_on(request_id):
+                events.append(self._ignored(None, f"Response to an unknown request {request_id!r}"))
+            return  # else: a late answer to a request we gave up on, dropped quietly
+        self._requests.finish(request_id)
+        spec = outgoing.spec
+        outcome: Any
+        if message.result is not UNSET and message.error is UNSET and message.jsonrpc == "2.0":
+            outcome = decode_result(spec, message.result, modern=self._phase is Phase.MODERN)
+        else:
+            error = self._read_error(message)
+            outcome = "Malformed response" if error is None else error
+        if isinstance(outcome, str):
+            if spec.name == "initialize":
+                self._initialize_failed()
+            events.append(InvalidResponse(request_id=request_id, method=spec.name, message=outcome))
+        elif isinstance(outcome, Error):
+            if spec.name == "initialize":
+                self._initialize_failed()
+            events.append(ErrorReceived(request_id=request_id, method=spec.name, error=outcome))
+        else:
+            if spec.name == "initialize":
+                self._accept_initialize_result(outcome)
+            elif spec.name == "server/discover":
+                self._their_capabilities = outcome.capabilities
+            events.append(ResponseReceived(request_id=request_id, method=spec.name, result=outcome))
+
+    def _read_error(self, message: jsonrpc.WireMessage) -> Error | None:
+        """The error of a well-formed error response, or None."""
+        if message.jsonrpc != "2.0" or message.result is not UNSET or message.error is UNSET:
+            return None
+        wire = jsonrpc.decode_error(message.error)
+        if wire is None:
+            return None
+        data = UNSET if wire.data is UNSET else _ANY_DECODER.decode(wire.data)
+        return Error(code=wire.code, message=wire.message, data=data)
+
+    def _accept_initialize_result(self, result: InitializeResult) -> None:
+        if era_of(result.protocol_version) is not Era.LEGACY or (
+            result.protocol_version not in self.supported_versions
+        ):
+            # "If the client does not support the version in the server's response, it
+            # SHOULD disconnect" (2024-11-05 basic/lifecycle).
+            self.close()
+            raise RemoteProtocolError(
+                f"The server chose protocol version {result.protocol_version!r}, "
+                "which this client does not support"
+            )
+        self._version = result.protocol_version
+        self._their_capabilities = result.capabilities
+        self._their_info = result.server_info
+        self._advance(Step.INITIALIZE_RESULT)
+
+    # ----------------------------------------------------------------- helpers
+
+    def _invalid(
+        self, code: int, message: str, *, request_id: RequestId | None = None, reply: bool = True
+    ) -> InvalidMessage:
+        return InvalidMessage(
+            code=code,
+            message=message,
+            reply=jsonrpc.encode_error_response(request_id, code, message) if reply else None,
+            request_id=request_id,
+        )
+
+    def _reject(self, request_id: RequestId, method: str, rejection: Rejection) -> InvalidMessage:
+        reply = None
+        if rejection.reply:
+            reply = jsonrpc.encode_error_response(
+                request_id, rejection.code, rejection.message, rejection.data
+            )
+        return InvalidMessage(
+            code=rejection.code,
+            message=rejection.message,
+            reply=reply,
+            request_id=request_id,
+            method=method,
+        )
+
+    def _ignored(self, method: str | None, message: str) -> InvalidMessage:
+        # JSON-RPC never answers a notification (even a broken one) or a response.
+        return InvalidMessage(code=jsonrpc.INVALID_REQUEST, message=message, method=method)

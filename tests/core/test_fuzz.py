@@ -1,0 +1,284 @@
+"""Any bytes, whole or split, give events or RemoteProtocolError, never another exception.
+
+The h11 fuzz invariant, checked with hypothesis over arbitrary bytes, over JSON shaped
+like JSON-RPC, through the stdio framer in any chunking, and over state and input with
+a rule-based state machine driving a client and a server.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from mcpcore import (
+    CLIENT,
+    SERVER,
+    Connection,
+    ErrorReceived,
+    Event,
+    InvalidMessage,
+    InvalidResponse,
+    LocalProtocolError,
+    RemoteProtocolError,
+    RequestReceived,
+    ResponseReceived,
+    types,
+)
+from mcpcore.framing import LineFramer, OversizedMessage
+from mcpcore.types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
+from tests.core.pair import Pair
+from tests.oracle import oracle
+
+FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def fresh_connections() -> list[Connection]:
+    """A connection in every interesting state, on both sides."""
+    legacy = Pair()
+    legacy.handshake()
+    batches = Pair()
+    batches.handshake("2025-03-26")
+    modern = Pair()
+    modern.go_modern()
+    modern.request("tools/list")
+    return [
+        Connection(SERVER),
+        Connection(CLIENT),
+        legacy.server,
+        legacy.client,
+        batches.server,
+        modern.server,
+        modern.client,
+    ]
+
+
+def feed(connection: Connection, data: bytes) -> list[Event]:
+    try:
+        events = connection.receive(data)
+    except RemoteProtocolError:
+        return []
+    for event in events:
+        if isinstance(event, InvalidMessage) and event.reply is not None:
+            # whatever we answer garbage with is itself a valid JSON-RPC message
+            oracle("2026-07-28").check(event.reply)
+    return events
+
+
+# JSON values and JSON-RPC-shaped objects, to get past the parser into the logic.
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+methods = st.sampled_from(
+    [
+        "initialize",
+        "ping",
+        "tools/list",
+        "tools/call",
+        "resources/read",
+        "subscriptions/listen",
+        "server/discover",
+        "sampling/createMessage",
+        "notifications/cancelled",
+        "notifications/progress",
+        "notifications/initialized",
+        "notifications/subscriptions/acknowledged",
+        "nope",
+    ]
+)
+meta = st.fixed_dictionaries(
+    {},
+    optional={
+        PROTOCOL_VERSION_META_KEY: st.sampled_from(["2026-07-28", "2025-11-25", "x"]) | json_values,
+        CLIENT_CAPABILITIES_META_KEY: st.just({}) | json_values,
+        "progressToken": st.integers() | st.text(max_size=3) | json_values,
+        "io.modelcontextprotocol/subscriptionId": st.integers(0, 3),
+    },
+)
+params = st.fixed_dictionaries(
+    {},
+    optional={
+        "_meta": meta,
+        "name": st.text(max_size=4) | json_values,
+        "uri": st.text(max_size=4),
+        "requestId": st.integers(0, 3) | json_values,
+        "progressToken": st.integers(0, 3),
+        "progress": st.integers() | json_values,
+        "protocolVersion": st.sampled_from(["2025-11-25", "2024-11-05", "2026-07-28"]),
+        "capabilities": st.just({}) | json_values,
+        "clientInfo": st.just({"name": "c", "version": "1"}) | json_values,
+        "notifications": st.just({"toolsListChanged": True}) | json_values,
+    },
+)
+messages = st.fixed_dictionaries(
+    {},
+    optional={
+        "jsonrpc": st.just("2.0") | json_values,
+        "id": st.integers(0, 3) | st.sampled_from(["0", "1"]) | json_values,
+        "method": methods | json_values,
+        "params": params | json_values,
+        "result": st.just({}) | json_values,
+        "error": st.just({"code": -1, "message": "x"}) | json_values,
+    },
+)
+
+
+@FUZZ
+@given(data=st.binary(max_size=200))
+def test_arbitrary_bytes_never_raise(data: bytes) -> None:
+    for connection in fresh_connections():
+        feed(connection, data)
+
+
+@FUZZ
+@given(message=messages | st.lists(messages, max_size=3))
+def test_json_rpc_shaped_input_never_raises(message: Any) -> None:
+    data = json.dumps(message).encode()
+    for connection in fresh_connections():
+        feed(connection, data)
+
+
+@FUZZ
+@given(
+    stream=st.lists(
+        messages.map(lambda m: json.dumps(m).encode()) | st.binary(max_size=30), max_size=6
+    ),
+    cuts=st.lists(st.integers(0, 2000), max_size=8),
+)
+def test_feeding_a_stream_whole_or_split_gives_the_same_events(
+    stream: list[bytes], cuts: list[int]
+) -> None:
+    data = b"\n".join(stream) + b"\n"
+    whole = _through_framer(Pair(), [data])
+    positions = sorted({cut % (len(data) + 1) for cut in cuts})
+    chunks = [data[a:b] for a, b in zip([0, *positions], [*positions, len(data)], strict=True)]
+    assert _through_framer(Pair(), chunks) == whole
+
+
+def _through_framer(pair: Pair, chunks: list[bytes]) -> list[Any]:
+    pair.handshake()
+    framer = LineFramer(max_message_size=120)
+    seen: list[Any] = []
+    for chunk in chunks:
+        for line in framer.feed(chunk):
+            if isinstance(line, OversizedMessage):
+                seen.append("oversized")
+            else:
+                seen.extend(feed(pair.server, line))
+    return seen
+
+
+# ------------------------------------------------------------- state and input
+
+
+class ConversationMachine(RuleBasedStateMachine):
+    """A client and a server, driven by random legal and illegal moves.
+
+    The model: every request the client starts is pending until exactly one event ends
+    it (a response, an error, an unusable answer) or the client cancels it; every
+    request the server received stays in flight until the server answers it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pair = Pair()
+        self.open_requests: list[RequestReceived] = []  # received by the server, unanswered
+        self.pending: set[Any] = set()  # started by the client, not ended
+
+    def to_server(self, data: bytes) -> None:
+        for event in feed(self.pair.server, data):
+            if isinstance(event, RequestReceived):
+                self.open_requests.append(event)
+            elif isinstance(event, InvalidMessage) and event.reply is not None:
+                self.to_client(event.reply)
+
+    def to_client(self, data: bytes) -> None:
+        for event in feed(self.pair.client, data):
+            if isinstance(event, (ResponseReceived, ErrorReceived, InvalidResponse)):
+                # exactly one of these ends each of our requests
+                assert event.request_id is None or event.request_id in self.pending
+                self.pending.discard(event.request_id)
+
+    @rule(modern=st.booleans())
+    @precondition(lambda self: self.pair.client.era is None)
+    def choose_era(self, modern: bool) -> None:
+        if modern:
+            self.pair.go_modern()
+        else:
+            self.pair.handshake()
+
+    @rule(method=st.sampled_from(["tools/list", "tools/call", "prompts/get"]), token=st.booleans())
+    @precondition(lambda self: self.pair.client.era is not None)
+    def client_requests(self, method: str, token: bool) -> None:
+        meta = {"progressToken": f"t{len(self.pending)}"} if token else {}
+        params: Any = {
+            "tools/list": types.PaginatedRequestParams(meta=meta),
+            "tools/call": types.CallToolRequestParams(name="t", meta=meta),
+            "prompts/get": types.GetPromptRequestParams(name="p", meta=meta),
+        }[method]
+        try:
+            request_id, data = self.pair.client.send_request(method, params)
+        except LocalProtocolError:
+            return  # a progress token still in use
+        self.pending.add(request_id)
+        self.to_server(data)
+
+    @rule(index=st.integers(0, 10))
+    @precondition(lambda self: bool(self.open_requests))
+    def server_answers(self, index: int) -> None:
+        request = self.open_requests.pop(index % len(self.open_requests))
+        result: Any = {
+            "tools/list": types.ListToolsResult(tools=[]),
+            "tools/call": types.CallToolResult(content=[]),
+            "prompts/get": types.GetPromptResult(messages=[]),
+        }.get(request.method, types.EmptyResult())
+        data = self.pair.server.send_result(request.request_id, result)
+        if data is not None:
+            self.to_client(data)
+
+    @rule(index=st.integers(0, 10), value=st.floats(0, 100))
+    @precondition(lambda self: bool(self.open_requests))
+    def server_reports_progress(self, index: int, value: float) -> None:
+        request = self.open_requests[index % len(self.open_requests)]
+        try:
+            data = self.pair.server.send_progress(request.request_id, value)
+        except LocalProtocolError:
+            return  # not increasing, or a listen stream
+        if data is not None:
+            self.to_client(data)
+
+    @rule(index=st.integers(0, 10), deliver=st.booleans())
+    @precondition(lambda self: bool(self.pending))
+    def client_cancels(self, index: int, deliver: bool) -> None:
+        pending = sorted(self.pending, key=repr)
+        request_id = pending[index % len(pending)]
+        data = self.pair.client.cancel(request_id)
+        self.pending.discard(request_id)
+        if deliver and data is not None:
+            self.to_server(data)
+
+    @rule(data=st.binary(max_size=40) | messages.map(lambda m: json.dumps(m).encode()))
+    def garbage_to_either_side(self, data: bytes) -> None:
+        self.to_server(data)
+        self.to_client(data)
+
+    @invariant()
+    def the_client_tracks_exactly_its_unfinished_requests(self) -> None:
+        assert set(self.pair.client.pending_requests) == self.pending
+
+    @invariant()
+    def the_server_holds_exactly_its_unanswered_requests(self) -> None:
+        assert self.pair.server.requests_in_flight == len(self.open_requests)
+
+
+ConversationMachine.TestCase.settings = settings(
+    max_examples=60, stateful_step_count=30, deadline=None
+)
+test_conversation_state_machine = ConversationMachine.TestCase
