@@ -28,7 +28,7 @@ from msgspec import UNSET
 
 from mcpcore import _listen, _state, jsonrpc
 from mcpcore._admission import refuse_to_send
-from mcpcore._capabilities import has_capability
+from mcpcore._capabilities import has_capability, required_client_capabilities
 from mcpcore._envelope import progress_token_of, stamp_request_meta
 from mcpcore._inflight import (
     MAX_RECENTLY_CLOSED_IDS,
@@ -217,6 +217,31 @@ class Connection(Receiving):
         if incoming.spec.name == "initialize":
             self._initialize_failed()
         return jsonrpc.encode_error_response(request_id, code, message, data)
+
+    def missing_capabilities(
+        self, request_id: RequestId, method: str, params: Any = None
+    ) -> ClientCapabilities | None:
+        """Server: what the request's client lacks to be asked ``method``, or None.
+
+        ``method`` is ``elicitation/create``, ``sampling/createMessage`` or
+        ``roots/list``; the answer is shaped as ``requiredCapabilities``. In 2026-07-28
+        the capabilities are the request's own ("servers MUST NOT infer capabilities
+        from earlier requests"); in the legacy era, the session's.
+        """
+        incoming = self._requests.open_incoming(request_id)
+        return required_client_capabilities(method, params, incoming.client_capabilities)
+
+    def send_missing_capabilities(
+        self, request_id: RequestId, required: ClientCapabilities, message: str | None = None
+    ) -> bytes | None:
+        """Server: refuse a request that needs client capabilities it did not declare.
+
+        -32021 with ``data.requiredCapabilities`` (2026-07-28 basic: "If one is
+        required → -32021", HTTP 400). None if the peer cancelled the request.
+        """
+        text = message or "The request needs a client capability it did not declare"
+        data = {"requiredCapabilities": required}
+        return self.send_error(request_id, jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY, text, data)
 
     def cancel(self, request_id: RequestId, reason: str | None = None) -> bytes | None:
         """Give up on one of our requests. Returns the ``notifications/cancelled`` to send.

@@ -47,6 +47,14 @@ RESULT_DEFINITIONS = {
 }
 
 
+# 2026-07-28 error responses with a definition of their own.
+SPECIFIC_ERRORS = {
+    -32020: "HeaderMismatchError",
+    -32021: "MissingRequiredClientCapabilityError",
+    -32022: "UnsupportedProtocolVersionError",
+}
+
+
 class SchemaOracle:
     """Validates messages against one revision's official schema."""
 
@@ -90,6 +98,10 @@ class SchemaOracle:
             definition = self.method_definitions.get(message["method"])
             assert definition is not None, f"{message['method']} is not in {self.revision}"
             self.validate(message, definition)
+        elif "error" in message and self.revision == "2026-07-28":
+            definition = SPECIFIC_ERRORS.get(message["error"]["code"])
+            if definition is not None:
+                self.validate(message, definition)
         elif "result" in message:
             assert method is not None, "a result needs the method it answers"
             result = message["result"]

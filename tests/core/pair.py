@@ -9,7 +9,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcpcore import CLIENT, LATEST_LEGACY_VERSION, SERVER, Connection, Event, types
+from mcpcore import (
+    CLIENT,
+    LATEST_LEGACY_VERSION,
+    LATEST_MODERN_VERSION,
+    SERVER,
+    Connection,
+    Era,
+    Event,
+    types,
+)
 from mcpcore.events import InvalidMessage, RequestReceived, ResponseReceived
 from tests.oracle import oracle
 
@@ -36,6 +45,10 @@ def client_capabilities() -> types.ClientCapabilities:
     )
 
 
+#: Every Pair made during the current test; tests/core/conftest.py checks them all.
+LIVE_PAIRS: list[Pair] = []
+
+
 class Pair:
     """A client and a server Connection wired to each other by hand."""
 
@@ -60,6 +73,7 @@ class Pair:
         # (sender, bytes, method of the request a response answers) for the schema check
         self.emitted: list[tuple[str, bytes, str | None]] = []
         self._methods: dict[tuple[str, Any], str] = {}
+        LIVE_PAIRS.append(self)
 
     # -- moving bytes -------------------------------------------------------
 
@@ -137,8 +151,16 @@ class Pair:
 
     # -- the oracle -------------------------------------------------------------
 
-    def check_schema(self, revision: str) -> int:
+    @property
+    def revision(self) -> str:
+        """The revision this conversation speaks (the latest legacy one before any)."""
+        if self.client.era is Era.MODERN or self.server.era is Era.MODERN:
+            return LATEST_MODERN_VERSION
+        return self.server.protocol_version or self.client.protocol_version or LATEST_LEGACY_VERSION
+
+    def check_schema(self, revision: str | None = None) -> int:
         """Validate every recorded message against ``revision``; returns how many."""
+        revision = revision or self.revision
         schema = oracle(revision)
         for _sender, data, method in self.emitted:
             schema.check(data, method=method)

@@ -260,6 +260,26 @@ def test_a_result_without_result_type_is_complete_and_an_unknown_one_is_invalid(
     assert client.pending_requests == ()
 
 
+# ------------------------------------------------- missing client capabilities
+
+
+def test_a_request_that_needs_an_undeclared_capability_gets_32021() -> None:
+    pair = modern_pair(client_caps=types.ClientCapabilities(roots=types.RootsCapability()))
+    request = pair.request("tools/call", types.CallToolRequestParams(name="needs_sampling"))
+    assert pair.server.missing_capabilities(request.request_id, "roots/list") is None
+    required = pair.server.missing_capabilities(request.request_id, "sampling/createMessage")
+    assert required == types.ClientCapabilities(sampling=types.SamplingCapability())
+    [event] = pair.to_client(pair.server.send_missing_capabilities(request.request_id, required))
+    assert isinstance(event, ErrorReceived)
+    assert event.error.code == -32021
+    assert event.error.data == {"requiredCapabilities": {"sampling": {}}}
+    url = types.ElicitRequestURLParams(message="Log in", url="https://x.example/login")
+    other = pair.request("tools/call", types.CallToolRequestParams(name="needs_url"))
+    assert pair.server.missing_capabilities(other.request_id, "elicitation/create", url) == (
+        types.ClientCapabilities(elicitation=types.ElicitationCapability(url={}))
+    )
+
+
 # ------------------------------------------------------------- multi round-trip
 
 

@@ -1,0 +1,106 @@
+"""``python -m bench``: run the benchmark layers and print one table.
+
+Examples::
+
+    python -m bench                         # every layer, 7 repetitions
+    python -m bench --only codec --repeat 9
+    python -m bench --quick --json out.json # a smoke run of a few seconds
+    python -m bench --without sdk           # leave the official SDK out
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench import codec, importtime, roundtrip
+from bench._environment import describe
+from bench._harness import Settings
+from bench._layer import Context, Layer
+from bench._optional import OPTIONAL, Availability
+from bench._report import format_table, write_json
+from bench._results import WorkloadResult
+from bench._verify import BenchmarkError
+
+#: Every layer, in the order they run and print. New layers are appended here.
+LAYERS: tuple[Layer, ...] = (codec.LAYER, roundtrip.LAYER, importtime.LAYER)
+
+DEFAULT_REPEAT, QUICK_REPEAT = 7, 3
+#: How long one timed measurement lasts: full and ``--quick``.
+TARGET_SECONDS, QUICK_TARGET_SECONDS = 0.15, 0.01
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """Read the command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="mcpcore benchmarks, side by side with the official SDK and JSON libraries.",
+        epilog="layers: " + "; ".join(f"{layer.name}: {layer.summary}" for layer in LAYERS),
+    )
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=[layer.name for layer in LAYERS],
+        metavar="LAYER",
+        help="run only this layer (repeatable): " + ", ".join(layer.name for layer in LAYERS),
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"repetitions per variant, medians over these (default {DEFAULT_REPEAT}, "
+        f"{QUICK_REPEAT} with --quick)",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="a smoke run of a few seconds; numbers not meaningful"
+    )
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write every number here")
+    parser.add_argument(
+        "--without",
+        action="append",
+        default=[],
+        choices=sorted(OPTIONAL),
+        help="leave an optional comparison out, as if it were not installed (repeatable)",
+    )
+    args = parser.parse_args(argv)
+    if args.repeat is not None and args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the selected layers, print the table, write the JSON; the exit status."""
+    args = parse_args(argv)
+    settings = Settings(
+        repeat=args.repeat or (QUICK_REPEAT if args.quick else DEFAULT_REPEAT),
+        target_seconds=QUICK_TARGET_SECONDS if args.quick else TARGET_SECONDS,
+        quick=args.quick,
+    )
+    available = Availability(args.without)
+    context = Context(settings, available)
+    environment = describe()
+    selected = [layer for layer in LAYERS if not args.only or layer.name in args.only]
+    results: list[WorkloadResult] = []
+    try:
+        for layer in selected:
+            results.extend(layer.run(context))
+    except BenchmarkError as exc:
+        print(f"benchmark error: {exc}", file=sys.stderr)
+        return 1
+    print(format_table(results, settings))
+    if args.json is not None:
+        write_json(
+            args.json,
+            results,
+            settings=settings,
+            environment=environment,
+            available=available.as_dict(),
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""What a benchmark layer is: a name, a one-line summary, and a function that measures.
+
+Each layer module (``bench.codec``, ``bench.roundtrip``, ...) exports one `Layer` named
+``LAYER``; ``bench.__main__`` lists them. A new layer (stdio, HTTP, WebSocket, server
+dispatch) is a new module with its own ``LAYER``, added to that list.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bench._harness import Settings
+from bench._optional import Availability
+from bench._results import WorkloadResult
+
+__all__ = ["Context", "Layer"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every layer gets: how to measure, and which comparisons can run."""
+
+    settings: Settings
+    available: Availability
+
+    def log(self, message: str) -> None:
+        """Report progress on stderr (stdout carries only the table)."""
+        print(message, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One benchmark layer.
+
+    Attributes:
+        name: What ``--only`` selects it by.
+        summary: One line for ``--help``.
+        run: Measures every workload of the layer.
+    """
+
+    name: str
+    summary: str
+    run: Callable[[Context], list[WorkloadResult]]

@@ -1,0 +1,146 @@
+"""Showing the results: one plain-text table for people, one JSON document for programs."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench._harness import Settings
+from bench._results import MCPCORE, WorkloadResult
+
+__all__ = ["COLUMNS", "RATIO_COLUMNS", "format_table", "write_json"]
+
+#: Every variant column, in table order.
+COLUMNS = (MCPCORE, "sdk", "sdk-session", "msgspec", "json", "orjson")
+#: The speed-up columns: mcpcore over each of these.
+RATIO_COLUMNS = ("sdk", "sdk-session", "msgspec")
+
+RATIO_DEFINITION = (
+    "ratios are mcpcore's speed-up over the other variant (above 1: mcpcore is faster), "
+    "the median of the ratios measured within each repetition"
+)
+_UNIT_TITLES = {
+    "msg/s": "messages per second",
+    "round trips/s": "round trips per second",
+    "ms": "milliseconds (lower is better)",
+}
+_NAME_WIDTH = 43
+_SIZE_WIDTH = 9
+_VALUE_WIDTH = 12
+_RATIO_WIDTH = 15
+
+
+def format_table(results: Sequence[WorkloadResult], settings: Settings) -> str:
+    """The whole report as text: one table (a section per layer), targets, then notes."""
+    header = (
+        f"{'workload':<{_NAME_WIDTH}}{'size':>{_SIZE_WIDTH}}"
+        + "".join(f"{name:>{_VALUE_WIDTH}}" for name in COLUMNS)
+        + "".join(f"{'vs ' + name:>{_RATIO_WIDTH}}" for name in RATIO_COLUMNS)
+    )
+    lines = [
+        f"mcpcore benchmark: median of {settings.repeat} repetitions"
+        + (" (--quick: smoke run, numbers not meaningful)" if settings.quick else ""),
+        RATIO_DEFINITION,
+        "",
+        header,
+        "-" * len(header),
+    ]
+    section = None
+    for result in results:
+        if (result.layer, result.unit) != section:
+            section = (result.layer, result.unit)
+            lines.append(f"[{result.layer}: {_UNIT_TITLES[result.unit]}]")
+        lines.append(_row(result))
+    lines.extend(_targets(results))
+    lines.extend(_notes(results))
+    return "\n".join(lines)
+
+
+def _row(result: WorkloadResult) -> str:
+    size = "" if result.size_bytes is None else _format_size(result.size_bytes)
+    cells = [f"{result.name:<{_NAME_WIDTH}}{size:>{_SIZE_WIDTH}}"]
+    for name in COLUMNS:
+        if name not in result.values:
+            text = "-"
+        else:
+            value = result.values[name]
+            text = "n/a" if value is None else _format_value(value, result.unit)
+        cells.append(f"{text:>{_VALUE_WIDTH}}")
+    for name in RATIO_COLUMNS:
+        key = f"{MCPCORE}/{name}"
+        if key not in result.ratios:
+            text = "-"
+        else:
+            ratio = result.ratios[key]
+            text = "n/a" if ratio is None else _format_ratio(ratio)
+        cells.append(f"{text:>{_RATIO_WIDTH}}")
+    return "".join(cells)
+
+
+def _targets(results: Sequence[WorkloadResult]) -> list[str]:
+    lines = []
+    for result in results:
+        for target in result.targets:
+            met = target.met(result)
+            verdict = {True: "met", False: "MISSED", None: "n/a"}[met]
+            if "/" in target.metric:
+                ratio = result.ratios.get(target.metric)
+                measured = "n/a" if ratio is None else _format_ratio(ratio)
+            else:
+                value = result.value(MCPCORE)
+                measured = "n/a" if value is None else _format_value(value, result.unit)
+            lines.append(f"  {result.name}: {target.label}: {verdict} ({measured})")
+    return ["", "targets:", *lines] if lines else []
+
+
+def _notes(results: Sequence[WorkloadResult]) -> list[str]:
+    lines = [f"  {result.name}: {note}" for result in results for note in result.notes]
+    return ["", "notes:", *lines] if lines else []
+
+
+def _format_size(size: int) -> str:
+    if size < 10_000:
+        return f"{size} B"
+    if size < 1_000_000:
+        return f"{size / 1000:.1f} kB"
+    return f"{size / 1_000_000:.2f} MB"
+
+
+def _format_value(value: float, unit: str) -> str:
+    if unit == "ms":
+        return f"{value:.1f} ms"
+    if value >= 1e6:
+        return f"{value / 1e6:.2f}M"
+    if value >= 1e4:
+        return f"{value / 1e3:.0f}k" if value >= 1e5 else f"{value / 1e3:.1f}k"
+    return f"{value:.0f}"
+
+
+def _format_ratio(ratio: float) -> str:
+    return f"{ratio:.1f}x" if ratio >= 10 else f"{ratio:.2f}x"
+
+
+def write_json(
+    path: Path,
+    results: Sequence[WorkloadResult],
+    *,
+    settings: Settings,
+    environment: dict[str, Any],
+    available: dict[str, bool],
+) -> None:
+    """Write every number, per-repetition samples included, as one JSON document."""
+    document = {
+        "schema_version": 1,
+        "environment": environment,
+        "settings": {
+            "repeat": settings.repeat,
+            "target_seconds": settings.target_seconds,
+            "quick": settings.quick,
+        },
+        "available": available,
+        "ratio_definition": RATIO_DEFINITION,
+        "workloads": [result.to_json() for result in results],
+    }
+    path.write_text(json.dumps(document, indent=2) + "\n")

@@ -1,0 +1,92 @@
+"""The import layer: how long ``import mcpcore`` takes in a fresh interpreter.
+
+``python -X importtime`` is too noisy on this machine, so each probe is a whole process:
+``python -c "import mcpcore"``, timed from spawn to exit, repeated, its median minus the
+median of ``python -c "pass"`` (the interpreter's own start-up). The official SDK gets the
+same treatment with ``import mcp``. The three commands are interleaved, and each runs once
+untimed first so that every ``.pyc`` file is written before the clock starts.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+
+from bench._layer import Context, Layer
+from bench._results import MCPCORE, NOT_AVAILABLE, Target, WorkloadResult
+from bench._verify import BenchmarkError
+
+__all__ = ["LAYER", "PROBES", "run", "time_command"]
+
+#: "mcpcore under 60 ms".
+UNDER_60_MS = Target("import < 60 ms", MCPCORE, 60.0, at_least=False)
+
+#: Each probe's variant name and the Python code it runs.
+PROBES = {"baseline": "pass", MCPCORE: "import mcpcore", "sdk": "import mcp"}
+
+#: Runs per probe: full and ``--quick``.
+RUNS, QUICK_RUNS = 10, 3
+
+
+def time_command(code: str) -> float:
+    """Milliseconds from spawning ``python -c code`` to its exit.
+
+    Raises:
+        BenchmarkError: The command failed (its stderr says why).
+    """
+    start = time.perf_counter_ns()
+    completed = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    elapsed = (time.perf_counter_ns() - start) / 1e6
+    if completed.returncode != 0:
+        reason = completed.stderr.decode(errors="replace").strip().splitlines()[-1:]
+        raise BenchmarkError(f"python -c {code!r} failed: {' '.join(reason) or 'no message'}")
+    return elapsed
+
+
+def run(context: Context) -> list[WorkloadResult]:
+    """Time the imports, interleaved, and report each one net of the interpreter start."""
+    probes = {
+        name: code for name, code in PROBES.items() if name != "sdk" or "sdk" in context.available
+    }
+    runs = QUICK_RUNS if context.settings.quick else RUNS
+    context.log(f"import: {', '.join(probes.values())} ({runs} runs each)")
+    for code in probes.values():
+        time_command(code)  # warm-up: compile and cache the bytecode
+    times: dict[str, list[float]] = {name: [] for name in probes}
+    names = list(probes)
+    for index in range(runs):
+        shift = index % len(names)
+        for name in names[shift:] + names[:shift]:
+            times[name].append(time_command(probes[name]))
+    baseline = statistics.median(times["baseline"])
+    net = {name: statistics.median(values) - baseline for name, values in times.items()}
+    values: dict[str, float | None] = {MCPCORE: net[MCPCORE], "sdk": net.get("sdk", NOT_AVAILABLE)}
+    sdk_ms = values["sdk"]
+    ratio = None if sdk_ms is None else sdk_ms / net[MCPCORE]
+    return [
+        WorkloadResult(
+            layer=LAYER.name,
+            name="import time (net of interpreter start)",
+            size_bytes=None,
+            unit="ms",
+            values=values,
+            samples=times,
+            ratios={f"{MCPCORE}/sdk": ratio},
+            targets=[UNDER_60_MS],
+            notes=[
+                f"median of {runs} fresh processes each, minus python -c pass ({baseline:.1f} ms)",
+                "sdk: import mcp",
+            ],
+        )
+    ]
+
+
+LAYER = Layer("import", "import time of mcpcore and of the SDK, in fresh processes", run)

@@ -1,0 +1,94 @@
+"""`python -m bench --quick` runs, with and without the optional comparisons.
+
+A smoke test only: it checks that every workload ran and produced numbers, never how
+fast anything was (a test never asserts a timing, see shared/PERF.md).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).parent.parent
+
+#: The workloads the issue names; later layers may add more.
+EXPECTED_WORKLOADS = {
+    "tools/call request",
+    "CallToolResult response",
+    "resources/read result, 1 KiB text",
+    "resources/read result, 1 MiB text",
+    "tools/list result, 100 tools",
+    "progress notification",
+    "tools/call round trip, legacy (2025-11-25)",
+    "tools/call round trip, modern (2026-07-28)",
+    "import time (net of interpreter start)",
+}
+SDK_INSTALLED = all(importlib.util.find_spec(name) for name in ("mcp", "mcp_types"))
+
+
+def run_bench(tmp_path: Path, *options: str) -> tuple[str, dict[str, Any]]:
+    """Run a quick benchmark; return the printed table and the JSON report."""
+    report = tmp_path / "bench.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--json", str(report), *options],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    document: dict[str, Any] = json.loads(report.read_text())
+    return completed.stdout, document
+
+
+def workloads_by_name(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {workload["name"]: workload for workload in document["workloads"]}
+
+
+def assert_every_workload_has_mcpcore_numbers(document: dict[str, Any]) -> None:
+    workloads = workloads_by_name(document)
+    assert set(workloads) >= EXPECTED_WORKLOADS
+    for name, workload in workloads.items():
+        assert workload["values"]["mcpcore"] > 0, name
+        assert workload["samples"]["mcpcore"], name
+
+
+def test_quick_run_reports_every_workload(tmp_path: Path) -> None:
+    table, document = run_bench(tmp_path)
+    assert_every_workload_has_mcpcore_numbers(document)
+    for name in EXPECTED_WORKLOADS:
+        assert name in table
+    assert document["settings"]["quick"] is True
+    assert document["environment"]["packages"]["mcpcore"]
+    codec = [w for w in document["workloads"] if w["layer"] == "codec"]
+    for workload in codec:
+        assert workload["size_bytes"] > 0
+        for variant in ("msgspec", "json"):
+            assert workload["values"][variant] > 0
+            assert workload["ratios"][f"mcpcore/{variant}"] > 0
+        assert any(target["metric"] == "mcpcore/msgspec" for target in workload["targets"])
+    # The SDK column is filled exactly when the SDK is installed (CI installs no SDK).
+    assert document["available"]["sdk"] is SDK_INSTALLED
+    for name, workload in workloads_by_name(document).items():
+        if SDK_INSTALLED:
+            assert workload["values"]["sdk"] > 0, name
+            assert workload["ratios"]["mcpcore/sdk"] > 0, name
+        else:
+            assert workload["values"]["sdk"] is None, name
+
+
+def test_without_the_optional_libraries_their_columns_are_na(tmp_path: Path) -> None:
+    table, document = run_bench(tmp_path, "--without", "sdk", "--without", "orjson")
+    assert_every_workload_has_mcpcore_numbers(document)
+    assert document["available"] == {"sdk": False, "orjson": False}
+    for name, workload in workloads_by_name(document).items():
+        assert workload["values"]["sdk"] is None, name
+        assert workload["ratios"]["mcpcore/sdk"] is None, name
+    tools_call = workloads_by_name(document)["tools/call request"]
+    assert tools_call["values"]["orjson"] is None
+    assert "n/a" in table
