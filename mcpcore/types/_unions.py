@@ -43,27 +43,50 @@ _T = TypeVar("_T")
 
 #: Picks the public Struct a wire value stands for, or raises `ValueError`.
 Picker = Callable[[Any], type[MCPType]]
+#: Builds the public Struct a wire value stands for, or raises `ValueError`.
+Builder = Callable[[Any], MCPType]
 
 
 class WireUnion(MCPType, kw_only=True):
-    """Base of the generated wire Structs; never visible outside the types package."""
+    """Base of the generated wire Structs; never visible outside the types package.
+
+    The public Struct is built once, in ``__post_init__``: a value that fits no member
+    fails right there, where msgspec reports the error with its path
+    (``$.contents[0]``). The container's ``__post_init__`` then swaps it in.
+    """
 
     _pick: ClassVar[Picker]
-    _required: ClassVar[dict[type[MCPType], tuple[tuple[str, str], ...]]]
+    _build: ClassVar[Builder | None]
+    # Per member: its fields, those whose default is not UNSET (a member's own
+    # default such as mode="url" must win over an absent value), and the required
+    # ones with their wire names.
+    _plans: ClassVar[
+        dict[type[MCPType], tuple[tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]]
+    ]
+    # Where the built Struct waits for the container. A peer that sends this key gains
+    # nothing: __post_init__ always overwrites it.
+    resolved: Any = msgspec.field(default=UNSET, name="__mcpcore_resolved__")
 
     def __post_init__(self) -> None:
+        cls = type(self)
+        self.resolved = self._build_generic() if cls._build is None else cls._build(self)
+
+    def _build_generic(self) -> MCPType:
         target = type(self)._pick(self)
-        for attr, wire_name in type(self)._required[target]:
+        fields, defaulted, required = type(self)._plans[target]
+        for attr, wire_name in required:
             if getattr(self, attr) is UNSET:
                 raise ValueError(f"Object missing required field `{wire_name}`")
+        values = {name: getattr(self, name) for name in fields}
+        for name in defaulted:
+            if values[name] is UNSET:
+                del values[name]
+        return target(**values)
 
     def resolve(self) -> MCPType:
-        """Build the public Struct this wire value stands for."""
-        target = type(self)._pick(self)
-        values = {name: getattr(self, name) for name in target.__struct_fields__}
-        # Leave UNSET out so that a member's own default ("url", "input_required")
-        # applies rather than being overwritten.
-        return target(**{k: v for k, v in values.items() if v is not UNSET})
+        """The public Struct this wire value stands for."""
+        resolved: MCPType = self.resolved
+        return resolved
 
 
 def resolve(value: _T) -> _T:
@@ -101,7 +124,12 @@ def _is_str_literal(tp: Any) -> bool:
     return typing.get_origin(tp) is Literal and all(isinstance(v, str) for v in typing.get_args(tp))
 
 
-def untagged_union(name: str, members: tuple[type[MCPType], ...], pick: Picker) -> type[WireUnion]:
+def untagged_union(
+    name: str,
+    members: tuple[type[MCPType], ...],
+    pick: Picker,
+    build: Builder | None = None,
+) -> type[WireUnion]:
     """Build the permissive wire Struct for an untagged union of ``members``.
 
     Args:
@@ -110,16 +138,23 @@ def untagged_union(name: str, members: tuple[type[MCPType], ...], pick: Picker) 
             the union of their types.
         pick: Receives a decoded wire value and returns the member it stands for, or
             raises `ValueError` when no member fits.
+        build: Optionally, builds the member directly (explicit construction is an
+            order of magnitude cheaper than the generic path); it must check the
+            shape as ``pick`` and the members' required fields would.
 
     Returns:
         A Struct type to use as the runtime annotation of the container's field.
     """
     field_types: dict[str, list[Any]] = {}
     wire_names: dict[str, str] = {}
-    required: dict[type[MCPType], tuple[tuple[str, str], ...]] = {}
+    plans = {}
     for member in members:
         infos = msgspec.structs.fields(member)
-        required[member] = tuple((f.name, f.encode_name) for f in infos if f.required)
+        plans[member] = (
+            tuple(f.name for f in infos),
+            tuple(f.name for f in infos if not f.required and f.default is not UNSET),
+            tuple((f.name, f.encode_name) for f in infos if f.required),
+        )
         for info in infos:
             field_types.setdefault(info.name, []).append(info.type)
             wire_names[info.name] = info.encode_name
@@ -132,7 +167,11 @@ def untagged_union(name: str, members: tuple[type[MCPType], ...], pick: Picker) 
         fields,
         bases=(WireUnion,),
         kw_only=True,
-        namespace={"_pick": staticmethod(pick), "_required": required},
+        namespace={
+            "_pick": staticmethod(pick),
+            "_build": None if build is None else staticmethod(build),
+            "_plans": plans,
+        },
         module=__name__,
     )
     return cast(type[WireUnion], wire)

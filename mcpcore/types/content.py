@@ -56,12 +56,29 @@ def _pick_contents(value: Any) -> type[MCPType]:
     raise ValueError("resource contents must have either `text` or `blob`")
 
 
+def _build_contents(value: Any) -> TextResourceContents | BlobResourceContents:
+    # The hot case (every resources/read): built explicitly, not field by field.
+    uri = value.uri
+    if uri is UNSET:
+        raise ValueError("Object missing required field `uri`")
+    if _pick_contents(value) is TextResourceContents:
+        return TextResourceContents(
+            uri=uri, text=value.text, mime_type=value.mime_type, meta=value.meta
+        )
+    return BlobResourceContents(
+        uri=uri, blob=value.blob, mime_type=value.mime_type, meta=value.meta
+    )
+
+
 # Text and blob contents carry no tag: they differ only by which of `text`/`blob` is set.
 if TYPE_CHECKING:
     ResourceContentsItem: TypeAlias = TextResourceContents | BlobResourceContents
 else:
     ResourceContentsItem = untagged_union(
-        "_ResourceContentsWire", (TextResourceContents, BlobResourceContents), _pick_contents
+        "_ResourceContentsWire",
+        (TextResourceContents, BlobResourceContents),
+        _pick_contents,
+        _build_contents,
     )
 
 
