@@ -3,11 +3,10 @@
 Every workload is one wire message (see `bench.payloads`); every variant turns its
 bytes into objects and back into bytes, once per operation:
 
-* ``mcpcore``: the path `mcpcore.Connection` takes. `mcpcore.jsonrpc.decode_envelope`
-  reads the envelope with the body left raw, the method table's decoder types the
-  ``params`` (requests, notifications) or the result type's decoder types the
-  ``result``, and `encode_request` / `encode_notification` / `encode_result_response`
-  write the message back.
+* ``mcpcore``: the path `mcpcore.Connection` takes. A request or notification is read
+  in one pass into its typed params (`MethodTable.call_decoder`); a result in one pass
+  too (with requests of one method in flight the result type is known in advance).
+  `encode_request` / `encode_notification` / `encode_result_response` write it back.
 * ``sdk``: the official SDK's leanest typed path; ``sdk-session``: the same plus the
   checks its session and runner add. See `bench.sdk` for exactly what each does.
 * ``msgspec``: bare ``msgspec.json`` to builtins and back: the ceiling of an untyped
@@ -72,42 +71,51 @@ WORKLOADS = (
 
 
 def mcpcore_codec(payload: Payload) -> Callable[[], bytes]:
-    """Decode to typed and encode back the way `mcpcore.Connection` does it."""
+    """Decode to typed and encode back the way `mcpcore.Connection` does it.
+
+    Receiving checks UTF-8 once, then reads a request or notification in one pass
+    (`MethodTable.call_decoder`), and a result in one pass too: with requests of one
+    method in flight, the client knows the result type before reading the id.
+    """
     data = payload.data
     spec = DEFAULT_METHODS[payload.method]
-    decode_envelope = jsonrpc.decode_envelope
-    malformed = jsonrpc.MalformedMessage
+    is_valid_utf8 = jsonrpc.is_valid_utf8
     if payload.kind == "result":
-        decode_result: Callable[[Any], Any] = jsonrpc.decoder_for(spec.result_type).decode
+        # A client with requests of one method in flight knows the result type before
+        # reading the id, and decodes the whole response in one pass.
+        decode_message = spec.decode_result_message
         encode_result: Callable[[Any, Any], bytes] = jsonrpc.encode_result_response
+        prefix = b'{"jsonrpc":"2.0","id":'
 
         def result_codec() -> bytes:
-            message = decode_envelope(data)
-            if isinstance(message, malformed):
-                raise BenchmarkError(message.message)
-            return encode_result(message.id, decode_result(message.result))
+            if not is_valid_utf8(data) or not data.startswith(prefix):
+                raise BenchmarkError("not a plain result")
+            message = decode_message(data)
+            return encode_result(message.id, message.result)
 
         return result_codec
 
-    decode_params: Callable[[Any], Any] = spec.decode_params
+    decode_call = DEFAULT_METHODS.call_decoder.decode
     if payload.kind == "request":
         encode_request: Callable[[Any, Any, Any], bytes] = jsonrpc.encode_request
 
         def request_codec() -> bytes:
-            message = decode_envelope(data)
-            if isinstance(message, malformed):
-                raise BenchmarkError(message.message)
-            return encode_request(message.id, message.method, decode_params(message.params))
+            # Requests reach servers, which try the one pass directly.
+            if not is_valid_utf8(data):
+                raise BenchmarkError("not a valid request")
+            call = decode_call(data)
+            return encode_request(call.id, call.spec.name, call.params)
 
         return request_codec
 
     encode_notification: Callable[[Any, Any], bytes] = jsonrpc.encode_notification
 
     def notification_codec() -> bytes:
-        message = decode_envelope(data)
-        if isinstance(message, malformed):
-            raise BenchmarkError(message.message)
-        return encode_notification(message.method, decode_params(message.params))
+        # Notifications reach clients, which know one by its first bytes.
+        if not is_valid_utf8(data) or not data.startswith(b'{"jsonrpc":"2.0","method":'):
+            raise BenchmarkError("not a valid notification")
+        call = decode_call(data)
+        return encode_notification(call.spec.name, call.params)
 
     return notification_codec
 

@@ -71,10 +71,16 @@ class ConversationState:
         self._requests = RequestTable()
         # Legacy logging/setLevel: None until the client asks for log messages.
         self._log_level: LoggingLevel | None = None
-        self._sending: Final = (
+        sending = (
             Direction.CLIENT_TO_SERVER if our_role is Role.CLIENT else Direction.SERVER_TO_CLIENT
         )
-        self._receiving: Final = Direction.BOTH & ~self._sending
+        # The methods we may send, and those the peer may send us.
+        self._sendable: Final = methods.flowing(sending)
+        self._receivable: Final = methods.flowing(Direction.BOTH & ~sending)
+        self._call_decoder: Final = methods.call_decoder
+        # The one-pass decoding paths (mcpcore._onepass) change speed, never behaviour;
+        # the tests turn them off to compare.
+        self._one_pass = True
 
     # ------------------------------------------------------------------ state
 

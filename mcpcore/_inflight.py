@@ -104,6 +104,7 @@ class RequestTable:
     """The requests of one conversation that are still open, in both directions."""
 
     __slots__ = (
+        "_by_method",
         "_by_token",
         "_given_up",
         "_max_in_flight",
@@ -123,6 +124,9 @@ class RequestTable:
         #: Open subscriptions/listen streams among `incoming`.
         self.subscriptions = 0
         self._by_token: dict[ProgressToken, RequestId] = {}
+        # How many of our requests are in flight per method: when they all share one,
+        # an answer's type is known before its id is read (the one-pass result path).
+        self._by_method: dict[MethodSpec, int] = {}
         self._given_up = RecentIds(MAX_RECENTLY_CLOSED_IDS)
         self._next_id = 1
 
@@ -181,6 +185,7 @@ class RequestTable:
             # yet received a response for" (2026-07-28 basic).
             raise LocalProtocolError(f"request id {request_id!r} is already in flight")
         self.outgoing[request_id] = OutgoingRequest(spec, token)
+        self._by_method[spec] = self._by_method.get(spec, 0) + 1
         if token is not None:
             self._by_token[token] = request_id
         return request_id
@@ -192,11 +197,22 @@ class RequestTable:
         its id is then remembered for a while, so a late answer is dropped quietly.
         """
         request = self.outgoing.pop(request_id)
+        remaining = self._by_method[request.spec] - 1
+        if remaining:
+            self._by_method[request.spec] = remaining
+        else:
+            del self._by_method[request.spec]
         if request.progress_token is not None:
             del self._by_token[request.progress_token]
         if gave_up:
             self._given_up.add(request_id)
         return request
+
+    def only_method(self) -> MethodSpec | None:
+        """The method of all our requests in flight, if they share one."""
+        if len(self._by_method) != 1:
+            return None
+        return next(iter(self._by_method))
 
     def gave_up_on(self, request_id: RequestId) -> bool:
         """Whether we recently gave up on ``request_id`` (its late answer is expected)."""
@@ -212,5 +228,6 @@ class RequestTable:
         self.incoming.clear()
         self.outgoing.clear()
         self._by_token.clear()
+        self._by_method.clear()
         self.subscriptions = 0
         return pending

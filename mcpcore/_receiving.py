@@ -37,6 +37,7 @@ from mcpcore.events import (
     ResponseReceived,
     SubscriptionEnded,
 )
+from mcpcore.methods import MethodSpec
 from mcpcore.types import (
     CancelledNotificationParams,
     Error,
@@ -47,6 +48,11 @@ from mcpcore.types import (
 from mcpcore.versions import BATCH_VERSIONS, Era, era_of
 
 __all__ = ["Receiving"]
+
+# How messages begin when written in the usual key order: results (and requests, which
+# carry an id too), and notifications.
+_RESULT_OR_REQUEST: Final = b'{"jsonrpc":"2.0","id":'
+_NOTIFICATION: Final = b'{"jsonrpc":"2.0","method":'
 
 _BATCH_DECODER: Final = msgspec.json.Decoder(list[Raw])
 _ANY_DECODER: Final = msgspec.json.Decoder()
@@ -97,7 +103,27 @@ class Receiving(ConversationState):
             self._receive_message(bytes(item), events)
 
     def _receive_message(self, data: bytes, events: list[Event]) -> None:
-        message = jsonrpc.decode_envelope(data)
+        if not data.isascii() and not jsonrpc.is_valid_utf8(data):
+            events.append(self._invalid(jsonrpc.PARSE_ERROR, jsonrpc.INVALID_UTF8.message))
+            return
+        # The one-pass paths (mcpcore._onepass): a server mostly receives calls, a
+        # client mostly results, so each tries its likely kind first, judging by the
+        # first bytes where it can. Whatever they refuse goes down the general path.
+        if not self._one_pass:
+            pass
+        elif self.our_role is Role.SERVER:
+            if self._receive_call_in_one_pass(data, events):
+                return
+        elif data.startswith(_RESULT_OR_REQUEST):
+            if self._receive_result_in_one_pass(data, events):
+                return
+            if data.find(b'"method"') >= 0 and self._receive_call_in_one_pass(data, events):
+                return  # a legacy server's request
+        elif (
+            data.startswith(_NOTIFICATION) or data.find(b'"method"') >= 0
+        ) and self._receive_call_in_one_pass(data, events):
+            return
+        message = jsonrpc.decode_envelope(data, utf8_checked=True)
         if isinstance(message, jsonrpc.MalformedMessage):
             events.append(
                 self._invalid(
@@ -133,7 +159,7 @@ class Receiving(ConversationState):
         self, request_id: RequestId, method: str, raw_params: Raw | UnsetType, events: list[Event]
     ) -> None:
         spec = self.methods.get(method)
-        if spec is None or not spec.is_request or not spec.direction & self._receiving:
+        if spec is None or not spec.is_request or method not in self._receivable:
             is_server = self.our_role is Role.SERVER
             rejection = reject_unknown_method(self, method, raw_params, is_server=is_server)
             events.append(self._reject(request_id, method, rejection))
@@ -143,6 +169,13 @@ class Receiving(ConversationState):
             rejection = Rejection(jsonrpc.INVALID_PARAMS, f"Invalid params for {method}")
             events.append(self._reject(request_id, method, rejection))
             return
+        self._accept_request(request_id, spec, params, events)
+
+    def _accept_request(
+        self, request_id: RequestId, spec: MethodSpec, params: Any, events: list[Event]
+    ) -> None:
+        """Admit a request whose params decoded (or refuse it with the right answer)."""
+        method = spec.name
         if self.our_role is Role.SERVER:
             admission = admit_on_server(self, spec, params)
         else:
@@ -194,13 +227,19 @@ class Receiving(ConversationState):
         self, method: str, raw_params: Raw | UnsetType, events: list[Event]
     ) -> None:
         spec = self.methods.get(method)
-        if spec is None or spec.is_request or not spec.direction & self._receiving:
+        if spec is None or spec.is_request or method not in self._receivable:
             events.append(self._ignored(method, f"Unknown notification: {method}"))
             return
         params = spec.read_params(raw_params)
         if params is None:
             events.append(self._ignored(method, f"Invalid params for {method}"))
-        elif method == "notifications/cancelled":
+        else:
+            self._accept_notification(spec, params, events)
+
+    def _accept_notification(self, spec: MethodSpec, params: Any, events: list[Event]) -> None:
+        """Act on a notification whose params decoded."""
+        method = spec.name
+        if method == "notifications/cancelled":
             self._receive_cancel(params, events)
         elif method == "notifications/progress":
             self._receive_progress(params, events)
@@ -306,6 +345,63 @@ class Receiving(ConversationState):
         else:
             error = self._read_error(message)
             outcome = "Malformed response" if error is None else error
+        self._complete(request_id, spec, outcome, events)
+
+    def _receive_call_in_one_pass(self, data: bytes, events: list[Event]) -> bool:
+        """A well-formed request or notification, decoded in one pass; False if not."""
+        try:
+            call = self._call_decoder.decode(data)
+        except msgspec.DecodeError:
+            return False
+        spec, params = call.spec, call.params
+        if params is UNSET:
+            params = spec.read_params(UNSET)
+        if params is None or spec.name not in self._receivable:
+            return False
+        if call.id is None:
+            self._accept_notification(spec, params, events)
+        else:
+            self._accept_request(call.id, spec, params, events)
+        return True
+
+    def _receive_result_in_one_pass(self, data: bytes, events: list[Event]) -> bool:
+        """A plain successful result, decoded in one pass; False if not.
+
+        The result type comes from the method of our requests in flight when they all
+        share one (sequential calls, or many concurrent tool calls); otherwise from the
+        id, peeked from the first bytes. Either way the decoded id must then name a
+        request of exactly that method.
+        """
+        spec = self._requests.only_method()
+        if spec is None:
+            peeked = jsonrpc.peek_result_id(data)
+            peeked_request = None if peeked is None else self._requests.outgoing.get(peeked)
+            if peeked_request is None:
+                return False
+            spec = peeked_request.spec
+        try:
+            message = spec.decode_result_message(data)
+        except msgspec.DecodeError:
+            return False
+        request_id, result = message.id, message.result
+        outgoing = self._requests.outgoing.get(request_id)
+        if (
+            outgoing is None
+            or outgoing.spec is not spec
+            or (
+                self._phase is Phase.MODERN
+                and getattr(result, "result_type", UNSET) not in (UNSET, "complete")
+            )
+        ):
+            return False  # not ours, not that method, or a resultType to examine
+        self._requests.finish(request_id)
+        self._complete(request_id, spec, result, events)
+        return True
+
+    def _complete(
+        self, request_id: RequestId, spec: MethodSpec, outcome: Any, events: list[Event]
+    ) -> None:
+        """Report how one of our requests ended: a result, an error, or unusable."""
         if isinstance(outcome, str):
             if spec.name == "initialize":
                 self._initialize_failed()

@@ -421,7 +421,7 @@ class Connection(Receiving):
         if spec.is_request is not request:
             kind = "a request" if spec.is_request else "a notification"
             raise LocalProtocolError(f"{method} is {kind}")
-        if not spec.direction & self._sending:
+        if method not in self._sendable:
             raise LocalProtocolError(f"a {self.our_role.value} can't send {method}")
         return spec
 

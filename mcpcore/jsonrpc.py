@@ -24,6 +24,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
+    "INVALID_UTF8",
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
@@ -41,6 +42,8 @@ __all__ = [
     "encode_notification",
     "encode_request",
     "encode_result_response",
+    "is_valid_utf8",
+    "peek_result_id",
 ]
 
 # JSON-RPC 2.0 codes (2024-11-05 basic/index).
@@ -103,35 +106,37 @@ class MalformedMessage(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     answerable: bool = True
 
 
-# Outgoing envelopes. Field order is wire order; "jsonrpc" first reads best in logs.
-class _OutgoingRequest(msgspec.Struct, kw_only=True, gc=False):
-    jsonrpc: str = "2.0"
+# Outgoing envelopes. Field order is wire order ("jsonrpc" first reads best in logs),
+# and they are built positionally: measurably cheaper than keywords on the hot path.
+class _OutgoingRequest(msgspec.Struct, gc=False):
+    jsonrpc: str
     id: RequestId
     method: str
-    params: Any = UNSET
+    params: Any
 
 
-class _OutgoingNotification(msgspec.Struct, kw_only=True, gc=False):
-    jsonrpc: str = "2.0"
+class _OutgoingNotification(msgspec.Struct, gc=False):
+    jsonrpc: str
     method: str
-    params: Any = UNSET
+    params: Any
 
 
-class _OutgoingResult(msgspec.Struct, kw_only=True, gc=False):
-    jsonrpc: str = "2.0"
+class _OutgoingResult(msgspec.Struct, gc=False):
+    jsonrpc: str
     id: RequestId
     result: Any
 
 
-class _OutgoingError(msgspec.Struct, kw_only=True, gc=False):
-    jsonrpc: str = "2.0"
+class _OutgoingError(msgspec.Struct, gc=False):
+    jsonrpc: str
     # "An error response MAY omit id when the id could not be read" (2025-11-25); the
     # 2024-11-05 schema requires it, so it is always written when known.
-    id: RequestId | UnsetType = UNSET
+    id: RequestId | UnsetType
     error: Error
 
 
 _ENCODER: Final = msgspec.json.Encoder()
+_encode: Final = _ENCODER.encode
 _ENVELOPE_DECODER: Final = msgspec.json.Decoder(WireMessage)
 _ERROR_DECODER: Final = msgspec.json.Decoder(WireError)
 _ANY_DECODER: Final = msgspec.json.Decoder()
@@ -154,17 +159,17 @@ def encode(value: Any) -> bytes:
 
 def encode_request(request_id: RequestId, method: str, params: Any = UNSET) -> bytes:
     """Encode a request. ``params`` is a Struct, a dict, or UNSET to omit it."""
-    return _ENCODER.encode(_OutgoingRequest(id=request_id, method=method, params=params))
+    return _encode(_OutgoingRequest("2.0", request_id, method, params))
 
 
 def encode_notification(method: str, params: Any = UNSET) -> bytes:
     """Encode a notification. ``params`` is a Struct, a dict, or UNSET to omit it."""
-    return _ENCODER.encode(_OutgoingNotification(method=method, params=params))
+    return _encode(_OutgoingNotification("2.0", method, params))
 
 
 def encode_result_response(request_id: RequestId, result: Any) -> bytes:
     """Encode a successful response."""
-    return _ENCODER.encode(_OutgoingResult(id=request_id, result=result))
+    return _encode(_OutgoingResult("2.0", request_id, result))
 
 
 def encode_error_response(
@@ -172,25 +177,37 @@ def encode_error_response(
 ) -> bytes:
     """Encode an error response; ``request_id=None`` omits the id (it could not be read)."""
     error = Error(code=code, message=message, data=data)
-    return _ENCODER.encode(
-        _OutgoingError(id=UNSET if request_id is None else request_id, error=error)
-    )
+    return _encode(_OutgoingError("2.0", UNSET if request_id is None else request_id, error))
 
 
-def decode_envelope(data: bytes) -> WireMessage | MalformedMessage:
+def is_valid_utf8(data: bytes) -> bool:
+    """Whether ``data`` is valid UTF-8, as every message "MUST be" (2024-11-05 basic).
+
+    msgspec checks the strings it decodes, but not those it skips (unknown fields) or
+    keeps raw (``params``), so a message is checked once, whole. ASCII, the common
+    case, is valid by definition and costs one fast scan.
+    """
+    if data.isascii():
+        return True
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+#: The answer to bytes that are not UTF-8.
+INVALID_UTF8: Final = MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid UTF-8")
+
+
+def decode_envelope(data: bytes, *, utf8_checked: bool = False) -> WireMessage | MalformedMessage:
     """Read one JSON-RPC message (not a batch) into its envelope, bodies left raw.
 
     Never raises: bytes that can't be read come back as a `MalformedMessage` saying
-    how to answer them.
+    how to answer them. ``utf8_checked`` skips the UTF-8 check a caller already made.
     """
-    if not data.isascii():
-        # "MUST be UTF-8 encoded" (2024-11-05 basic). msgspec checks the strings it
-        # decodes, but not those it skips (unknown fields) or keeps raw (params), so
-        # check the whole message once. ASCII, the common case, is valid by definition.
-        try:
-            data.decode()
-        except UnicodeDecodeError:
-            return MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid UTF-8")
+    if not utf8_checked and not is_valid_utf8(data):
+        return INVALID_UTF8
     try:
         return _ENVELOPE_DECODER.decode(data)
     except msgspec.ValidationError:
@@ -201,6 +218,39 @@ def decode_envelope(data: bytes) -> WireMessage | MalformedMessage:
         # "MUST be UTF-8 encoded" (2024-11-05 basic): msgspec raises
         # UnicodeDecodeError, not DecodeError, for invalid UTF-8.
         return MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid JSON")
+
+
+_RESULT_PREFIX: Final = b'{"jsonrpc":"2.0","id":'
+_RESULT_KEY: Final = b',"result":'
+
+
+def peek_result_id(data: bytes) -> RequestId | None:
+    """The id of a result written in the usual key order, read without parsing the rest.
+
+    Encoders, ours and the official SDKs', write ``{"jsonrpc":"2.0","id":…,"result":``.
+    Knowing the id first tells which result type to expect, so the whole response can
+    be decoded in one pass. None when the message does not start that way (or its id
+    has escapes): the general path reads it. A hint only: the one-pass decode checks it.
+    """
+    if not data.startswith(_RESULT_PREFIX):
+        return None
+    start = len(_RESULT_PREFIX)
+    if data[start : start + 1] == b'"':
+        end = data.find(b'"', start + 1)
+        if end < 0:
+            return None
+        token = data[start + 1 : end]
+        if b"\\" in token:
+            return None
+        request_id: RequestId = token.decode()
+        end += 1
+    else:
+        end = data.find(b",", start)
+        token = data[start:end]
+        if end < 0 or not token.lstrip(b"-").isdigit():
+            return None
+        request_id = int(token)
+    return request_id if data.startswith(_RESULT_KEY, end) else None
 
 
 def decode_error(raw: Raw) -> WireError | None:

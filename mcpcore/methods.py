@@ -17,6 +17,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from mcpcore import types
+from mcpcore._onepass import build_call_decoder, build_result_decoder
 from mcpcore.jsonrpc import decoder_for
 from mcpcore.versions import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
@@ -36,7 +37,9 @@ class Direction(enum.Flag):
     BOTH = CLIENT_TO_SERVER | SERVER_TO_CLIENT
 
 
-@dataclass(frozen=True, slots=True)
+# eq=False: a spec is compared and hashed by identity, which is what the tables that
+# key on it need, and far cheaper than hashing every field.
+@dataclass(frozen=True, slots=True, eq=False)
 class MethodSpec:
     """Everything the core knows about one method.
 
@@ -79,6 +82,9 @@ class MethodSpec:
     _result_decoder: msgspec.json.Decoder[Any] | None = field(
         default=None, init=False, repr=False, compare=False
     )
+    _response_decoder: msgspec.json.Decoder[Any] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def decode_params(self, raw: bytes) -> Any:
         """Decode ``params``; raises `msgspec.DecodeError` when they are not valid."""
@@ -111,6 +117,17 @@ class MethodSpec:
             object.__setattr__(self, "_result_decoder", decoder)
         return decoder.decode(raw)
 
+    def decode_result_message(self, data: bytes) -> Any:
+        """Decode a whole successful response in one pass: it has ``id`` and ``result``.
+
+        Raises `msgspec.DecodeError` for anything else (see `mcpcore._onepass`).
+        """
+        decoder = self._response_decoder
+        if decoder is None:
+            decoder = build_result_decoder(self)
+            object.__setattr__(self, "_response_decoder", decoder)
+        return decoder.decode(data)
+
     @property
     def is_request(self) -> bool:
         """True for a request (it has a result), False for a notification."""
@@ -120,9 +137,11 @@ class MethodSpec:
 class MethodTable(Mapping[str, MethodSpec]):
     """An immutable map from method name to `MethodSpec`."""
 
-    __slots__ = ("_specs",)
+    __slots__ = ("_call_decoder", "_flowing", "_specs")
 
     def __init__(self, specs: Iterable[MethodSpec]) -> None:
+        self._call_decoder: msgspec.json.Decoder[Any] | None = None
+        self._flowing: dict[Direction, frozenset[str]] = {}
         self._specs: dict[str, MethodSpec] = {}
         for spec in specs:
             if spec.name in self._specs:
@@ -137,6 +156,32 @@ class MethodTable(Mapping[str, MethodSpec]):
 
     def __len__(self) -> int:
         return len(self._specs)
+
+    def flowing(self, direction: Direction) -> frozenset[str]:
+        """The names of the methods that may flow in ``direction``.
+
+        Connections check a set: much cheaper than `enum.Flag` arithmetic per message.
+        """
+        names = self._flowing.get(direction)
+        if names is None:
+            names = self._flowing[direction] = frozenset(
+                name for name, spec in self._specs.items() if spec.direction & direction
+            )
+        return names
+
+    @property
+    def call_decoder(self) -> msgspec.json.Decoder[Any]:
+        """The one-pass decoder of well-formed requests and notifications of this table.
+
+        The hot path of `Connection.receive` (see `mcpcore._onepass`): a decoded message
+        has ``spec``, ``id`` (None for a notification) and ``params`` (UNSET when
+        absent); anything else raises `msgspec.DecodeError`, and the general path
+        judges it. Built on first use: it costs more than the rest of the import.
+        """
+        decoder = self._call_decoder
+        if decoder is None:
+            decoder = self._call_decoder = build_call_decoder(list(self._specs.values()))
+        return decoder
 
     def with_methods(self, *specs: MethodSpec) -> MethodTable:
         """A new table with ``specs`` added; a spec replaces a method of the same name."""

@@ -145,6 +145,14 @@ class Pair:
         assert isinstance(response.result, types.InitializeResult)
         return response.result
 
+    @staticmethod
+    def handshake_client(client: Connection) -> None:
+        """Bring a lone client through the handshake with a scripted server."""
+        pair = Pair()
+        pair.client = client
+        pair.handshake()
+        LIVE_PAIRS.remove(pair)  # its server is a throwaway
+
     def go_modern(self) -> None:
         """The client speaks 2026-07-28 from now on."""
         self.client.start_modern()

@@ -314,3 +314,27 @@ def test_a_method_table_rejects_duplicates() -> None:
         type(DEFAULT_METHODS)([ECHO, ECHO])
     assert DEFAULT_METHODS.with_methods(ECHO)["acme/echo"] is ECHO
     assert "acme/echo" not in DEFAULT_METHODS
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b'{"jsonrpc":"2.0","id":1,"result":{}}', 1),
+        (b'{"jsonrpc":"2.0","id":-3,"result":{}}', -3),
+        (b'{"jsonrpc":"2.0","id":"a","result":{}}', "a"),
+        (b'{"jsonrpc":"2.0","id":"7","result":{}}', "7"),
+        # anything else is for the general path to read
+        (b'{"jsonrpc":"2.0","id":"a\\"b","result":{}}', None),
+        (b'{"jsonrpc":"2.0","id":1,"error":{}}', None),
+        (b'{"jsonrpc":"2.0","id":1.5,"result":{}}', None),
+        (b'{"jsonrpc":"2.0","id":null,"result":{}}', None),
+        (b'{"id":1,"jsonrpc":"2.0","result":{}}', None),
+        (b'{"jsonrpc": "2.0", "id": 1, "result": {}}', None),
+        (b'{"jsonrpc":"2.0","id":"unterminated', None),
+        (b'{"jsonrpc":"2.0","id":12', None),
+    ],
+)
+def test_peek_result_id_reads_only_the_usual_shape(data: bytes, expected: object) -> None:
+    peeked = jsonrpc.peek_result_id(data)
+    assert peeked == expected
+    assert type(peeked) is type(expected)

@@ -8,6 +8,7 @@ a rule-based state machine driving a client and a server.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import hypothesis.strategies as st
@@ -282,3 +283,123 @@ ConversationMachine.TestCase.settings = settings(
     max_examples=60, stateful_step_count=30, deadline=None
 )
 test_conversation_state_machine = ConversationMachine.TestCase
+
+
+# ------------------------------------------------- the one-pass path changes nothing
+
+
+def valid_calls() -> st.SearchStrategy[dict[str, Any]]:
+    """Requests and notifications that mostly decode, to exercise the one-pass path."""
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    return st.fixed_dictionaries(
+        {
+            "jsonrpc": st.just("2.0") | json_values,
+            "method": methods,
+            "params": st.fixed_dictionaries(
+                {},
+                optional={
+                    "_meta": st.just(envelope) | meta,
+                    "name": st.text(max_size=4),
+                    "uri": st.text(max_size=4),
+                    "requestId": st.integers(0, 3),
+                    "progressToken": st.integers(0, 3),
+                    "progress": st.integers(0, 9),
+                    "notifications": st.just({"toolsListChanged": True}),
+                },
+            ),
+        },
+        optional={"id": st.integers(0, 3) | st.none(), "result": st.just({})},
+    )
+
+
+@FUZZ
+@given(message=valid_calls() | messages)
+def test_the_one_pass_path_gives_the_general_paths_events(message: dict[str, Any]) -> None:
+    data = json.dumps(message).encode()
+    makers: list[Callable[[], Connection]] = [lambda: Connection(SERVER), _handshaken_server]
+    for make in makers:
+        fast, general = make(), make()
+        general._one_pass = False
+        assert _outcome(fast, data) == _outcome(general, data)
+
+
+def _handshaken_server() -> Connection:
+    pair = Pair()
+    pair.handshake()
+    return pair.server
+
+
+def _outcome(connection: Connection, data: bytes) -> Any:
+    try:
+        return connection.receive(data)
+    except RemoteProtocolError as exc:
+        return repr(exc)
+
+
+results = st.fixed_dictionaries(
+    {
+        "jsonrpc": st.just("2.0") | json_values,
+        "id": st.integers(0, 4) | st.sampled_from(["1", "x"]) | json_values,
+    },
+    optional={
+        "result": st.sampled_from(
+            [{}, {"tools": []}, {"content": []}, {"resultType": "complete", "tools": []}]
+        )
+        | st.just({"resultType": "input_required", "requestState": "s"})
+        | st.just({"resultType": "task"})
+        | json_values,
+        "error": st.just({"code": 1, "message": "m"}) | json_values,
+    },
+)
+
+
+# Results in the key order encoders write, which the one-pass result path reads.
+canonical_results = st.builds(
+    lambda request_id, result, tail: (
+        b'{"jsonrpc":"2.0","id":%b,"result":%b%b}'
+        % (json.dumps(request_id).encode(), json.dumps(result).encode(), tail)
+    ),
+    st.sampled_from([1, "1", 2, 3, -1, 'a"b']),
+    st.sampled_from(
+        [
+            {"tools": []},
+            {"content": []},
+            {"resultType": "complete", "tools": []},
+            {"resultType": "input_required", "requestState": "s"},
+            {"resultType": "task"},
+            {"tools": [{"name": 1}]},
+            # decode as the method's type, yet their resultType needs a closer look
+            {"resultType": "task", "tools": []},
+            {"resultType": "input_required", "content": [], "requestState": "s"},
+        ]
+    ),
+    st.sampled_from([b"", b',"error":{"code":1,"message":"m"}', b',"x":1', b"x"]),
+)
+
+
+@FUZZ
+@given(
+    data=canonical_results | results.map(lambda m: json.dumps(m).encode()),
+    modern=st.booleans(),
+    mixed=st.booleans(),
+)
+def test_the_one_pass_result_path_gives_the_general_paths_events(
+    data: bytes, modern: bool, mixed: bool
+) -> None:
+    outcomes = []
+    for one_pass in (True, False):
+        client = Connection(CLIENT)
+        if modern:
+            client.start_modern()
+        else:
+            Pair.handshake_client(client)
+        client._one_pass = one_pass
+        client.send_request("tools/list", request_id=1)
+        if mixed:  # then the id, peeked, names the result type
+            client.send_request("tools/call", types.CallToolRequestParams(name="t"), request_id="1")
+        client.send_request("tools/list", request_id=2)
+        outcomes.append((_outcome(client, data), client.pending_requests))
+    assert outcomes[0] == outcomes[1]
