@@ -260,10 +260,7 @@ class Connection(Receiving):
             # "The client MUST NOT attempt to cancel its initialize request" (2024-11-05).
             raise LocalProtocolError("initialize can't be cancelled")
         self._requests.finish(request_id, gave_up=True)
-        params = CancelledNotificationParams(
-            request_id=request_id, reason=UNSET if reason is None else reason
-        )
-        return jsonrpc.encode_notification("notifications/cancelled", params)
+        return _cancelled(request_id, reason)
 
     def send_progress(
         self,
@@ -392,12 +389,7 @@ class Connection(Receiving):
         """
         self._open_listen(request_id)
         incoming = self._requests.close_incoming(request_id)
-        if incoming.cancelled:
-            return None
-        params = CancelledNotificationParams(
-            request_id=request_id, reason=UNSET if reason is None else reason
-        )
-        return jsonrpc.encode_notification("notifications/cancelled", params)
+        return None if incoming.cancelled else _cancelled(request_id, reason)
 
     # ----------------------------------------------------------------- helpers
 
@@ -438,3 +430,11 @@ class Connection(Receiving):
         if incoming.spec.name != _listen.LISTEN:
             raise LocalProtocolError(f"request {request_id!r} is not a subscriptions/listen")
         return incoming
+
+
+def _cancelled(request_id: RequestId, reason: str | None) -> bytes:
+    """A ``notifications/cancelled`` for ``request_id``."""
+    params = CancelledNotificationParams(
+        request_id=request_id, reason=UNSET if reason is None else reason
+    )
+    return jsonrpc.encode_notification("notifications/cancelled", params)

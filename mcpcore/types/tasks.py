@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeAlias
 
-from ._base import UNSET, MCPType, UnsetType
+from ._base import UNSET, MCPType, ResultType, UnsetType, meta_field
 from .common import (
-    NotificationParams,
+    NotificationMetaObject,
     PaginatedRequestParams,
     PaginatedResult,
     RequestParams,
     Result,
+    ResultMetaObject,
     TypedNotification,
     TypedRequest,
 )
@@ -115,19 +116,16 @@ class GetTaskRequest(TypedRequest, kw_only=True, tag="tasks/get"):
     params: GetTaskRequestParams
 
 
-class GetTaskResult(Result, kw_only=True):
+class GetTaskResult(Task, kw_only=True):
     """The response to a tasks/get request: the common result fields and a Task.
 
     Legacy only: 2025-11-25.
     """
 
-    task_id: str
-    status: TaskStatus
-    status_message: str | UnsetType = UNSET
-    created_at: str
-    last_updated_at: str
-    ttl: int | None
-    poll_interval: int | UnsetType = UNSET
+    # The schema's "Result & Task": Task's fields (inherited) plus Result's. msgspec
+    # Structs can't inherit from both, so the two Result fields are repeated here.
+    meta: ResultMetaObject | UnsetType = meta_field()
+    result_type: ResultType | UnsetType = UNSET
 
 
 class GetTaskPayloadRequestParams(RequestParams, kw_only=True):
@@ -172,19 +170,15 @@ class CancelTaskRequest(TypedRequest, kw_only=True, tag="tasks/cancel"):
     params: CancelTaskRequestParams
 
 
-class CancelTaskResult(Result, kw_only=True):
+class CancelTaskResult(Task, kw_only=True):
     """The response to a tasks/cancel request: the common result fields and a Task.
 
     Legacy only: 2025-11-25.
     """
 
-    task_id: str
-    status: TaskStatus
-    status_message: str | UnsetType = UNSET
-    created_at: str
-    last_updated_at: str
-    ttl: int | None
-    poll_interval: int | UnsetType = UNSET
+    # "Result & Task", as GetTaskResult.
+    meta: ResultMetaObject | UnsetType = meta_field()
+    result_type: ResultType | UnsetType = UNSET
 
 
 class ListTasksRequest(TypedRequest, kw_only=True, tag="tasks/list"):
@@ -205,19 +199,14 @@ class ListTasksResult(PaginatedResult, kw_only=True):
     tasks: list[Task]
 
 
-class TaskStatusNotificationParams(NotificationParams, kw_only=True):
+class TaskStatusNotificationParams(Task, kw_only=True):
     """Parameters for a `notifications/tasks/status` notification: a Task.
 
     Legacy only: 2025-11-25.
     """
 
-    task_id: str
-    status: TaskStatus
-    status_message: str | UnsetType = UNSET
-    created_at: str
-    last_updated_at: str
-    ttl: int | None
-    poll_interval: int | UnsetType = UNSET
+    # "NotificationParams & Task": Task's fields plus the notification's _meta.
+    meta: NotificationMetaObject | UnsetType = meta_field()
 
 
 class TaskStatusNotification(TypedNotification, kw_only=True, tag="notifications/tasks/status"):
