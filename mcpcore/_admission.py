@@ -52,7 +52,13 @@ def admit_on_server(
         return _admit_initialize(conn, params)
     meta = meta_of(params)
     phase = conn.phase
-    if phase is Phase.MODERN or (meta is not None and PROTOCOL_VERSION_META_KEY in meta):
+    modern_claim = meta is not None and PROTOCOL_VERSION_META_KEY in meta
+    if modern_claim and not conn.supported_modern_versions:
+        # A server that speaks no 2026-07-28 version answers like a legacy server: a
+        # -32022 would tell a probing client "modern, do not fall back" (2026-07-28
+        # basic/versioning), the opposite of the truth.
+        modern_claim = False
+    if phase is Phase.MODERN or modern_claim:
         if phase in LEGACY_PHASES:
             return Rejection(
                 jsonrpc.INVALID_REQUEST,
@@ -147,7 +153,7 @@ def reject_unknown_method(
     A 2026-07-28 request still owes us a valid envelope before we say "no such method":
     -32602 and -32022 come first (the order the spec's conformance tests expect).
     """
-    if is_server and conn.phase in (Phase.IDLE, Phase.MODERN):
+    if is_server and conn.supported_modern_versions and conn.phase in (Phase.IDLE, Phase.MODERN):
         meta = probe_meta(raw_params)
         if conn.phase is Phase.MODERN or (meta is not None and PROTOCOL_VERSION_META_KEY in meta):
             envelope = read_modern_envelope(meta, conn.supported_modern_versions)

@@ -131,6 +131,14 @@ class ConversationState:
         """How many of the peer's requests we have not answered yet."""
         return len(self._requests.incoming)
 
+    def is_cancelled(self, request_id: RequestId) -> bool:
+        """Whether the peer cancelled its request ``request_id`` (which is still ours to end).
+
+        A request already answered, or one we never received, is not "cancelled".
+        """
+        request = self._requests.incoming.get(request_id)
+        return request is not None and request.cancelled
+
     def close(self) -> tuple[RequestId, ...]:
         """Close the conversation; returns the ids of our requests that will never be answered."""
         self._phase = Phase.CLOSED

@@ -644,3 +644,12 @@ def test_the_first_request_locks_a_stdio_connection_modern() -> None:
     assert isinstance(event, RequestReceived)
     assert server.era is Era.MODERN
     assert server.protocol_version is None  # modern versions belong to each request
+
+
+def test_a_legacy_only_server_answers_a_probe_like_a_legacy_server() -> None:
+    # -32022 would mean "modern: use these versions, do not fall back"; a server that
+    # speaks no 2026-07-28 version must not say it.
+    server = Connection(SERVER, supported_versions=("2025-11-25",))
+    for method in ("server/discover", "nope"):
+        error = error_of(server.receive(raw_request(method, {"_meta": envelope()})))
+        assert error["code"] in (-32600, -32601)
