@@ -1,0 +1,142 @@
+"""What a client call raises: the server's error, or a local judgement about its answers.
+
+Two families that never mix (CHECKLIST §3: "purely local errors have no code and must
+not be mistakable for peer errors"). `McpError` is an error the server sent. Every
+`ClientError` is this client's own verdict on what the server did (an unusable result,
+no version in common, a loop of cursors); none carries a JSON-RPC code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET
+
+from mcpcore.types import Error
+
+__all__ = [
+    "ClientError",
+    "IncompatibleServerError",
+    "InvalidServerResponseError",
+    "McpError",
+    "PaginationError",
+    "TooManyInputRoundsError",
+    "UnsupportedInputRequestError",
+]
+
+
+class McpError(Exception):
+    """The server answered a request with a JSON-RPC error.
+
+    A client callback (sampling, elicitation, roots) may raise it too, to answer a
+    legacy server request with exactly this error: ``McpError(-1, "User rejected")``.
+
+    Attributes:
+        code: The JSON-RPC error code, as the server sent it.
+        message: The server's message.
+        data: ``error.data`` decoded as plain JSON, or None when absent.
+        method: The method of the request it answers, when known.
+    """
+
+    def __init__(
+        self, code: int, message: str, data: Any = None, *, method: str | None = None
+    ) -> None:
+        where = f" ({method})" if method else ""
+        super().__init__(f"{code}: {message}{where}")
+        self.code = code
+        self.message = message
+        self.data = data
+        self.method = method
+
+    @classmethod
+    def from_error(cls, error: Error, method: str | None = None) -> McpError:
+        """The exception for an `Error` a server sent.
+
+        Args:
+            error: The error object of the response.
+            method: The method of the request it answers.
+
+        Returns:
+            The exception to raise.
+        """
+        data = None if error.data is UNSET else error.data
+        return cls(error.code, error.message, data, method=method)
+
+
+class ClientError(Exception):
+    """A local judgement about the server's behaviour; never an error the server sent."""
+
+
+class InvalidServerResponseError(ClientError):
+    """The server answered with something unusable (an `InvalidResponse` event).
+
+    A malformed response, a result of the wrong shape, or a 2026-07-28 ``resultType``
+    this client does not recognise ("MUST treat an unrecognized resultType as
+    invalid", 2026-07-28 basic).
+
+    Attributes:
+        method: The method of our request.
+        message: What was wrong.
+    """
+
+    def __init__(self, method: str, message: str) -> None:
+        super().__init__(f"{method}: {message}")
+        self.method = method
+        self.message = message
+
+
+class IncompatibleServerError(ClientError):
+    """The server and this client share no protocol version.
+
+    Attributes:
+        supported: The versions the server named (its -32022 ``data.supported`` or
+            its DiscoverResult), empty when it named none.
+    """
+
+    def __init__(self, message: str, supported: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.supported = supported
+
+
+class UnsupportedInputRequestError(ClientError):
+    """A 2026-07-28 server asked for input of a kind this client did not declare.
+
+    "Servers MUST NOT include an input request kind the client did not declare"
+    (2026-07-28 basic/patterns/mrtr); the client never invents an answer.
+
+    Attributes:
+        key: The server's key of the input request.
+        method: Its method (``elicitation/create``, ``sampling/createMessage``,
+            ``roots/list``).
+    """
+
+    def __init__(self, key: str, method: str, detail: str) -> None:
+        super().__init__(f"input request {key!r} ({method}): {detail}")
+        self.key = key
+        self.method = method
+
+
+class TooManyInputRoundsError(ClientError):
+    """A 2026-07-28 server kept answering `InputRequiredResult` past the round limit.
+
+    Attributes:
+        method: The method of the request.
+        rounds: How many retries were made.
+    """
+
+    def __init__(self, method: str, rounds: int) -> None:
+        super().__init__(f"{method}: still asking for input after {rounds} retries")
+        self.method = method
+        self.rounds = rounds
+
+
+class PaginationError(ClientError):
+    """Following a list's cursors did not end: a cursor came back, or too many pages.
+
+    Attributes:
+        method: The list method.
+    """
+
+    def __init__(self, method: str, message: str) -> None:
+        super().__init__(f"{method}: {message}")
+        self.method = method

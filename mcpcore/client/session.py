@@ -1,0 +1,524 @@
+"""`ClientSession`: the client's protocol logic, in both eras, with no IO.
+
+A session builds every request with its client `Connection`, lets a driver's
+`Requester` carry it, and decides what the answer means: era detection, the
+2026-07-28 multi round-trip loop, pagination, the result cache, the legacy server's
+own requests. The awaitable client a user holds (timeouts, progress callbacks, listen
+streams, a reader task) lives in the transports and wraps one of these.
+
+    session = ClientSession(requester, client_info=info, callbacks=callbacks, clock=now)
+    await session.connect()                         # auto: probe, else handshake
+    async for tool in session.iter_tools():
+        ...
+    result = await session.call_tool("echo", {"text": "hi"})
+
+The driver's side: every event ``session.connection.receive`` returns goes to the
+request waiting for it (`ResponseReceived`, `ErrorReceived`, `InvalidResponse`), to
+`handle_server_request` (a legacy `RequestReceived`; write the bytes it returns), or to
+`handle_notification` (a `NotificationReceived`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Final, TypeVar, get_args
+
+from msgspec import UNSET
+
+from mcpcore import jsonrpc
+from mcpcore._state import Phase
+from mcpcore.client._connect import Connecting
+from mcpcore.client._errors import InvalidServerResponseError, McpError, TooManyInputRoundsError
+from mcpcore.client._mrtr import MAX_INPUT_ROUNDS, answer_input_requests, retry_params
+from mcpcore.client._pagination import CursorTrail
+from mcpcore.client._server_requests import answer_server_request
+from mcpcore.errors import LocalProtocolError
+from mcpcore.events import NotificationReceived, RequestReceived
+from mcpcore.types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ClientCapabilities,
+    CompleteRequestParams,
+    CompleteResult,
+    CompletionArgument,
+    CompletionContext,
+    DiscoverResult,
+    GetPromptRequestParams,
+    GetPromptResult,
+    InputRequiredResult,
+    ListPromptsResult,
+    ListResourcesResult,
+    ListResourceTemplatesResult,
+    ListToolsResult,
+    LoggingLevel,
+    PaginatedRequestParams,
+    Prompt,
+    PromptReference,
+    ReadResourceRequestParams,
+    ReadResourceResult,
+    RequestId,
+    RequestParams,
+    Resource,
+    ResourceTemplate,
+    ResourceTemplateReference,
+    ResourceUpdatedNotificationParams,
+    Result,
+    SetLevelRequestParams,
+    SubscribeRequestParams,
+    SubscriptionFilter,
+    SubscriptionsListenRequestParams,
+    Tool,
+    UnsubscribeRequestParams,
+)
+
+__all__ = ["ClientSession"]
+
+_LOG_LEVELS: Final = frozenset(get_args(LoggingLevel))
+_Page = TypeVar(
+    "_Page", ListToolsResult, ListResourcesResult, ListResourceTemplatesResult, ListPromptsResult
+)
+_Final = TypeVar("_Final", CallToolResult, ReadResourceResult, GetPromptResult)
+_Params = TypeVar(
+    "_Params", CallToolRequestParams, ReadResourceRequestParams, GetPromptRequestParams
+)
+
+
+class ClientSession(Connecting):
+    """One MCP client conversation's logic: the object a transport-level client wraps.
+
+    Args:
+        requester: The driver: it writes requests and returns the events that end them.
+        client_info: Our name and version (``clientInfo``).
+        callbacks: Elicitation, sampling and roots; the capabilities declared follow
+            from which are set.
+        clock: Seconds, monotonic, for the 2026-07-28 result cache; without a clock
+            nothing is cached.
+        connection: A client `Connection` to use (one with custom methods, say). It must
+            be fresh and built with ``capabilities=callbacks.capabilities()`` and
+            ``implementation=client_info``. By default the session makes its own.
+        supported_versions: The revisions to speak (all known ones by default).
+    """
+
+    # ------------------------------------------------------------ discovery
+
+    async def discover(
+        self, *, fresh: bool = False, timeout: float | None = None
+    ) -> DiscoverResult:
+        """Call ``server/discover`` (2026-07-28), and take in what it says.
+
+        Args:
+            fresh: Ask the server even when a cached result is fresh.
+            timeout: Seconds to wait.
+        """
+        cached = self._cached("server/discover", None, fresh)
+        if isinstance(cached, DiscoverResult):
+            return cached
+        result = await self._call(
+            "server/discover", RequestParams(meta=self._meta(None)), DiscoverResult, timeout
+        )
+        self._adopt_discovery(result)
+        self._remember("server/discover", None, result)
+        return result
+
+    # --------------------------------------------------------------- lists
+
+    async def list_tools(
+        self,
+        cursor: str | None = None,
+        *,
+        fresh: bool = False,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> ListToolsResult:
+        """One page of ``tools/list``.
+
+        Args:
+            cursor: The ``nextCursor`` of the previous page; None for the first page
+                (``""`` is a cursor like any other).
+            fresh: Ask the server even when a cached page is fresh.
+            meta: Extra ``_meta`` keys (a progress token, trace context).
+            timeout: Seconds to wait.
+        """
+        return await self._page(
+            "tools/list", cursor, ListToolsResult, fresh=fresh, meta=meta, timeout=timeout
+        )
+
+    async def list_resources(
+        self,
+        cursor: str | None = None,
+        *,
+        fresh: bool = False,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> ListResourcesResult:
+        """One page of ``resources/list``; arguments as `list_tools`."""
+        return await self._page(
+            "resources/list", cursor, ListResourcesResult, fresh=fresh, meta=meta, timeout=timeout
+        )
+
+    async def list_resource_templates(
+        self,
+        cursor: str | None = None,
+        *,
+        fresh: bool = False,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> ListResourceTemplatesResult:
+        """One page of ``resources/templates/list``; arguments as `list_tools`."""
+        return await self._page(
+            "resources/templates/list",
+            cursor,
+            ListResourceTemplatesResult,
+            fresh=fresh,
+            meta=meta,
+            timeout=timeout,
+        )
+
+    async def list_prompts(
+        self,
+        cursor: str | None = None,
+        *,
+        fresh: bool = False,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> ListPromptsResult:
+        """One page of ``prompts/list``; arguments as `list_tools`."""
+        return await self._page(
+            "prompts/list", cursor, ListPromptsResult, fresh=fresh, meta=meta, timeout=timeout
+        )
+
+    async def iter_tools(
+        self, *, fresh: bool = False, timeout: float | None = None
+    ) -> AsyncIterator[Tool]:
+        """Every tool, page after page (see `iter_pages`)."""
+        async for page in self.iter_pages("tools/list", fresh=fresh, timeout=timeout):
+            assert isinstance(page, ListToolsResult)
+            for tool in page.tools:
+                yield tool
+
+    async def iter_resources(
+        self, *, fresh: bool = False, timeout: float | None = None
+    ) -> AsyncIterator[Resource]:
+        """Every resource, page after page (see `iter_pages`)."""
+        async for page in self.iter_pages("resources/list", fresh=fresh, timeout=timeout):
+            assert isinstance(page, ListResourcesResult)
+            for resource in page.resources:
+                yield resource
+
+    async def iter_resource_templates(
+        self, *, fresh: bool = False, timeout: float | None = None
+    ) -> AsyncIterator[ResourceTemplate]:
+        """Every resource template, page after page (see `iter_pages`)."""
+        async for page in self.iter_pages("resources/templates/list", fresh=fresh, timeout=timeout):
+            assert isinstance(page, ListResourceTemplatesResult)
+            for template in page.resource_templates:
+                yield template
+
+    async def iter_prompts(
+        self, *, fresh: bool = False, timeout: float | None = None
+    ) -> AsyncIterator[Prompt]:
+        """Every prompt, page after page (see `iter_pages`)."""
+        async for page in self.iter_pages("prompts/list", fresh=fresh, timeout=timeout):
+            assert isinstance(page, ListPromptsResult)
+            for prompt in page.prompts:
+                yield prompt
+
+    async def iter_pages(
+        self, method: str, *, fresh: bool = False, timeout: float | None = None
+    ) -> AsyncIterator[Any]:
+        """Every page of a list method, following ``nextCursor`` to the end.
+
+        A missing ``nextCursor`` ends the walk; ``""`` does not (2024-11-05
+        pagination). Each page is cached on its own. When the server calls a cursor
+        invalid (-32602), the cached pages of the list are dropped ("(C) SHOULD discard
+        its cached pages and restart", 2026-07-28) and the error is raised: start again.
+
+        Args:
+            method: ``tools/list``, ``resources/list``, ``resources/templates/list`` or
+                ``prompts/list``.
+            fresh: Ask the server for every page, even when a cached one is fresh.
+            timeout: Seconds to wait for each page.
+
+        Raises:
+            PaginationError: A cursor came back a second time, or `MAX_PAGES` was reached.
+        """
+        result_type = _PAGE_TYPES.get(method)
+        if result_type is None:
+            raise ValueError(f"{method} is not a paginated list method")
+        trail = CursorTrail(method)
+        cursor: str | None = None
+        while True:
+            try:
+                page = await self._page(method, cursor, result_type, fresh=fresh, timeout=timeout)
+            except McpError as error:
+                if cursor is not None and error.code == jsonrpc.INVALID_PARAMS and self._cache:
+                    self._cache.invalidate_method(method)
+                raise
+            yield page
+            cursor = trail.follow(page.next_cursor)
+            if cursor is None:
+                return
+
+    async def _page(
+        self,
+        method: str,
+        cursor: str | None,
+        result_type: type[_Page],
+        *,
+        fresh: bool,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None,
+    ) -> _Page:
+        cached = self._cached(method, cursor, fresh)
+        if isinstance(cached, result_type):
+            return cached
+        params = PaginatedRequestParams(
+            cursor=UNSET if cursor is None else cursor, meta=self._meta(meta)
+        )
+        result = await self._call(method, params, result_type, timeout)
+        self._remember(method, cursor, result)
+        return result
+
+    # ------------------------------------------ tools, resources, prompts
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> CallToolResult:
+        """Call a tool; in 2026-07-28, answer what it asks for along the way (MRTR).
+
+        A tool's own failure is a result with ``is_error`` set, not an exception.
+
+        Args:
+            name: The tool's name.
+            arguments: Its arguments.
+            meta: Extra ``_meta`` keys (a progress token, trace context).
+            timeout: Seconds to wait for each round.
+
+        Raises:
+            UnsupportedInputRequestError: The server asked for input we did not declare.
+            TooManyInputRoundsError: It kept asking past `MAX_INPUT_ROUNDS`.
+        """
+        params = CallToolRequestParams(
+            name=name,
+            arguments=UNSET if arguments is None else dict(arguments),
+            meta=self._meta(meta),
+        )
+        result, _ = await self._with_input("tools/call", params, CallToolResult, timeout)
+        return result
+
+    async def read_resource(
+        self,
+        uri: str,
+        *,
+        fresh: bool = False,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> ReadResourceResult:
+        """Read a resource (cached while its ``ttlMs`` lasts; MRTR as `call_tool`).
+
+        Args:
+            uri: The resource's URI.
+            fresh: Ask the server even when a cached result is fresh.
+            meta: Extra ``_meta`` keys.
+            timeout: Seconds to wait for each round.
+        """
+        cached = self._cached("resources/read", uri, fresh)
+        if isinstance(cached, ReadResourceResult):
+            return cached
+        params = ReadResourceRequestParams(uri=uri, meta=self._meta(meta))
+        result, retried = await self._with_input(
+            "resources/read", params, ReadResourceResult, timeout
+        )
+        if not retried:
+            # "Results of MRTR retries MUST NOT be cached" (2026-07-28 caching).
+            self._remember("resources/read", uri, result)
+        return result
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> GetPromptResult:
+        """Get a prompt (MRTR as `call_tool`).
+
+        Args:
+            name: The prompt's name.
+            arguments: Its arguments (strings).
+            meta: Extra ``_meta`` keys.
+            timeout: Seconds to wait for each round.
+        """
+        params = GetPromptRequestParams(
+            name=name,
+            arguments=UNSET if arguments is None else dict(arguments),
+            meta=self._meta(meta),
+        )
+        result, _ = await self._with_input("prompts/get", params, GetPromptResult, timeout)
+        return result
+
+    async def _with_input(
+        self, method: str, params: _Params, result_type: type[_Final], timeout: float | None
+    ) -> tuple[_Final, bool]:
+        """Send a request, and retry it while a 2026-07-28 server asks for input.
+
+        Returns:
+            The complete result, and whether it took retries.
+        """
+        result = await self._exchange(method, params, timeout)
+        rounds = 0
+        while isinstance(result, InputRequiredResult):
+            if rounds == MAX_INPUT_ROUNDS:
+                raise TooManyInputRoundsError(method, rounds)
+            rounds += 1
+            responses: Any = UNSET
+            if result.input_requests is not UNSET:
+                # "If inputRequests is present, (C) MUST construct the responses before
+                # retrying"; if absent, retry at once with the state.
+                capabilities = self._connection.capabilities
+                declared = capabilities if isinstance(capabilities, ClientCapabilities) else None
+                responses = await answer_input_requests(
+                    result.input_requests, self._callbacks, declared
+                )
+            # A new request, so a new id from the Connection ("an MRTR retry MUST use a
+            # new id"), with the original params plus this round's answers.
+            result = await self._exchange(method, retry_params(params, result, responses), timeout)
+        if not isinstance(result, result_type):
+            raise InvalidServerResponseError(method, f"not a {result_type.__name__}")
+        return result, rounds > 0
+
+    # ----------------------------------------------------------- utilities
+
+    async def complete(
+        self,
+        ref: PromptReference | ResourceTemplateReference,
+        argument_name: str,
+        value: str,
+        context_arguments: Mapping[str, str] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> CompleteResult:
+        """Ask for completions of a prompt's or resource template's argument.
+
+        Args:
+            ref: The prompt or resource template.
+            argument_name: The argument being completed.
+            value: What the user typed so far.
+            context_arguments: Arguments already resolved (2025-06-18 ``context``).
+            meta: Extra ``_meta`` keys.
+            timeout: Seconds to wait.
+        """
+        params = CompleteRequestParams(
+            ref=ref,
+            argument=CompletionArgument(name=argument_name, value=value),
+            context=(
+                UNSET
+                if context_arguments is None
+                else CompletionContext(arguments=dict(context_arguments))
+            ),
+            meta=self._meta(meta),
+        )
+        return await self._call("completion/complete", params, CompleteResult, timeout)
+
+    async def set_logging_level(self, level: LoggingLevel, *, timeout: float | None = None) -> None:
+        """Ask for the server's log messages at ``level`` and above.
+
+        Legacy: the ``logging/setLevel`` request. 2026-07-28: remembered and stamped as
+        ``_meta["io.modelcontextprotocol/logLevel"]`` on every later request ("if absent,
+        the server MUST NOT send notifications/message for that request").
+        """
+        if level not in _LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}")
+        phase = self._connection.phase
+        if phase is Phase.MODERN:
+            self._log_level = level
+            return
+        if self._connection.era is None:
+            raise LocalProtocolError("connect first")
+        params = SetLevelRequestParams(level=level)
+        await self._call("logging/setLevel", params, Result, timeout)
+        self._log_level = level
+
+    async def ping(self, *, timeout: float | None = None) -> None:
+        """Check that a legacy server is alive (2026-07-28 removed ``ping``)."""
+        await self._call("ping", RequestParams(), Result, timeout)
+
+    async def subscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        """Legacy: ask for ``notifications/resources/updated`` about ``uri``.
+
+        2026-07-28 subscribes with a ``subscriptions/listen`` stream (`listen_request`).
+        """
+        await self._call("resources/subscribe", SubscribeRequestParams(uri=uri), Result, timeout)
+
+    async def unsubscribe(self, uri: str, *, timeout: float | None = None) -> None:
+        """Legacy: stop the notifications `subscribe` asked for."""
+        params = UnsubscribeRequestParams(uri=uri)
+        await self._call("resources/unsubscribe", params, Result, timeout)
+
+    async def notify_roots_changed(self) -> None:
+        """Legacy: tell the server the roots changed (needs ``roots_list_changed``)."""
+        data = self._connection.send_notification("notifications/roots/list_changed")
+        await self._requester.send(data)
+
+    def listen_request(
+        self, notifications: SubscriptionFilter, *, meta: Mapping[str, Any] | None = None
+    ) -> tuple[RequestId, bytes]:
+        """Build a 2026-07-28 ``subscriptions/listen`` request for a driver to run.
+
+        The driver writes it, keeps the stream open, passes each notification of it to
+        `handle_notification`, checks the acknowledgement with `compare_acknowledgement`,
+        and ends it with ``Connection.cancel`` (stdio) or by closing the stream (HTTP).
+
+        Args:
+            notifications: What to listen for ("each notification type is opt-in").
+            meta: Extra ``_meta`` keys.
+
+        Returns:
+            The request's id (the subscription id) and its bytes.
+        """
+        extra = dict(meta) if meta else {}  # no log level: "MUST NOT appear on listen streams"
+        params = SubscriptionsListenRequestParams(meta=extra, notifications=notifications)
+        return self._connection.send_request("subscriptions/listen", params)
+
+    # ------------------------------------------------ what the server sends
+
+    async def handle_server_request(self, event: RequestReceived) -> bytes | None:
+        """Answer a legacy server's request: ``ping``, sampling, elicitation, roots.
+
+        Runs the callback (a driver runs this in a task of its own: it awaits user
+        code). A callback's `McpError` is sent as it is; any other exception becomes a
+        -32603 that leaks nothing. -32601 when no callback answers the method.
+
+        Returns:
+            The reply to write, or None when the server cancelled the request.
+        """
+        return await answer_server_request(self._connection, self._callbacks, event)
+
+    def handle_notification(self, event: NotificationReceived) -> None:
+        """Take in a server notification: list changes and updates invalidate the cache.
+
+        ``tools/list_changed``, ``prompts/list_changed`` and ``resources/list_changed``
+        drop the cached pages of their lists; ``resources/updated`` drops the cached
+        read of its uri (2026-07-28 caching: "a relevant list_changed or updated
+        notification invalidates the cache").
+        """
+        if self._cache is None:
+            return
+        params = event.params
+        uri = params.uri if isinstance(params, ResourceUpdatedNotificationParams) else None
+        self._cache.invalidate_for(event.method, uri)
+
+
+_PAGE_TYPES: Final[dict[str, Any]] = {
+    "tools/list": ListToolsResult,
+    "resources/list": ListResourcesResult,
+    "resources/templates/list": ListResourceTemplatesResult,
+    "prompts/list": ListPromptsResult,
+}
