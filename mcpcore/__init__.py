@@ -17,7 +17,7 @@ from mcpcore.connection import (
     MAX_SUBSCRIPTIONS,
     Connection,
 )
-from mcpcore.errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from mcpcore.errors import LocalProtocolError, McpError, ProtocolError, RemoteProtocolError
 from mcpcore.events import (
     CancelRequested,
     ErrorReceived,
@@ -70,6 +70,7 @@ __all__ = [
     "InvalidMessage",
     "InvalidResponse",
     "LocalProtocolError",
+    "McpError",
     "MethodSpec",
     "MethodTable",
     "NotificationReceived",

@@ -40,6 +40,7 @@ MCPCORE_API = {
     "LATEST_VERSION",
     "LEGACY_VERSIONS",
     "LocalProtocolError",
+    "McpError",
     "MAX_RECENTLY_CLOSED_IDS",
     "MAX_REQUESTS_IN_FLIGHT",
     "MAX_SUBSCRIPTIONS",

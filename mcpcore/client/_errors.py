@@ -8,11 +8,7 @@ no version in common, a loop of cursors); none carries a JSON-RPC code.
 
 from __future__ import annotations
 
-from typing import Any
-
-from msgspec import UNSET
-
-from mcpcore.types import Error
+from mcpcore.errors import McpError
 
 __all__ = [
     "ClientError",
@@ -23,44 +19,6 @@ __all__ = [
     "TooManyInputRoundsError",
     "UnsupportedInputRequestError",
 ]
-
-
-class McpError(Exception):
-    """The server answered a request with a JSON-RPC error.
-
-    A client callback (sampling, elicitation, roots) may raise it too, to answer a
-    legacy server request with exactly this error: ``McpError(-1, "User rejected")``.
-
-    Attributes:
-        code: The JSON-RPC error code, as the server sent it.
-        message: The server's message.
-        data: ``error.data`` decoded as plain JSON, or None when absent.
-        method: The method of the request it answers, when known.
-    """
-
-    def __init__(
-        self, code: int, message: str, data: Any = None, *, method: str | None = None
-    ) -> None:
-        where = f" ({method})" if method else ""
-        super().__init__(f"{code}: {message}{where}")
-        self.code = code
-        self.message = message
-        self.data = data
-        self.method = method
-
-    @classmethod
-    def from_error(cls, error: Error, method: str | None = None) -> McpError:
-        """The exception for an `Error` a server sent.
-
-        Args:
-            error: The error object of the response.
-            method: The method of the request it answers.
-
-        Returns:
-            The exception to raise.
-        """
-        data = None if error.data is UNSET else error.data
-        return cls(error.code, error.message, data, method=method)
 
 
 class ClientError(Exception):
