@@ -1,0 +1,616 @@
+"""Compiling a schema document into `_engine` nodes: dialects, resources and ``$ref``.
+
+Two passes. The scan walks every subschema position the dialect defines, computing base
+URIs from ``$id`` and recording resources and anchors, so that any ``$ref`` can be
+resolved without touching anything outside the document. The compile then builds one
+node per subschema (memoised by identity, which is how ``$ref`` cycles close) and checks
+each keyword's value as it goes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+from urllib.parse import unquote, urldefrag, urljoin
+
+from mcpcore.jsonschema._engine import (
+    _FALSE,
+    _TRUE,
+    DIALECTS,
+    DRAFT_07,
+    DRAFT_2020_12,
+    MAX_SUBSCHEMAS,
+    TYPE_NAMES,
+    SchemaError,
+    _all_of,
+    _any_of,
+    _bound,
+    _Check,
+    _contains,
+    _declared_properties,
+    _dependent_required,
+    _dependent_schemas,
+    _equals_one_of,
+    _if,
+    _in_place,
+    _items,
+    _LeafNode,
+    _members,
+    _multiple_of,
+    _Node,
+    _not,
+    _one_of,
+    _pattern,
+    _pointer_tokens,
+    _property_names,
+    _required,
+    _show,
+    _size,
+    _TooDeepError,
+    _unevaluated_items,
+    _unevaluated_properties,
+    _unique_items,
+)
+
+# Core §8.2.2: an anchor is a plain name, like an XML NCName.
+_ANCHOR: Final = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*")
+# RFC 6901 §4: an array index is decimal without leading zeros.
+_INDEX: Final = re.compile(r"0|[1-9][0-9]*")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Positions:
+    """Where a dialect puts subschemas: as a value, in an array, as an object's values."""
+
+    single: tuple[str, ...]
+    arrays: tuple[str, ...]
+    maps: tuple[str, ...]
+
+
+_POSITIONS: Final[Mapping[str, _Positions]] = {
+    # 2020-12 Core §10.2-10.3, §11, §8.2.4.
+    DRAFT_2020_12: _Positions(
+        single=(
+            *("additionalProperties", "propertyNames", "items", "contains", "not"),
+            *("if", "then", "else", "unevaluatedItems", "unevaluatedProperties"),
+        ),
+        arrays=("prefixItems", "allOf", "anyOf", "oneOf"),
+        maps=("properties", "patternProperties", "dependentSchemas", "$defs"),
+    ),
+    # draft-07 Validation §6.4-6.7, §9; `items` is a schema or an array of them.
+    DRAFT_07: _Positions(
+        single=(
+            *("additionalProperties", "propertyNames", "items", "additionalItems"),
+            *("contains", "not", "if", "then", "else"),
+        ),
+        arrays=("items", "allOf", "anyOf", "oneOf"),
+        maps=("properties", "patternProperties", "dependencies", "definitions"),
+    ),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Compiled:
+    """A compiled document: its root node, dialect, and whether it tracks annotations."""
+
+    root: _Node
+    dialect: str
+    tracking: bool
+
+
+def compile_schema(schema: Any, max_depth: int) -> Compiled:
+    """Compile a whole document. Raises SchemaError for anything we can't honour."""
+    try:
+        compiler = _Compiler(schema, max_depth)
+        root = compiler.compile(schema, "", "#", 0)
+    except RecursionError:
+        raise SchemaError("the schema nests too deeply to compile") from None
+    return Compiled(root, compiler.dialect, compiler.tracking)
+
+
+def _join(base: str, reference: str) -> str:
+    """Resolve a URI reference against a base (RFC 3986 §5), tolerating an empty base."""
+    if not base:
+        return reference
+    if reference.startswith("#"):
+        return urldefrag(base)[0] + reference
+    return urljoin(base, reference)
+
+
+def _ecma_regex(source: str) -> str:
+    r"""Rewrite the ECMA-262 constructs Python's `re` reads differently or not at all.
+
+    ``$`` becomes ``\Z``: in ECMA-262 it matches only at the very end, while Python's
+    also matches before a final newline (so ``^[a-z]+$`` would accept ``"abc\n"``).
+    Named groups ``(?<n>…)`` and backreferences ``\k<n>`` get Python's spelling. The
+    pattern is then compiled with `re.ASCII`, which gives ``\d``, ``\w`` and ``\b``
+    their ECMA-262 (ASCII) meaning.
+    """
+    out: list[str] = []
+    index, length, in_class = 0, len(source), False
+    while index < length:
+        char = source[index]
+        if char == "\\":
+            named = re.match(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>", source[index:])
+            if named and not in_class:
+                out.append(f"(?P={named.group(1)})")
+                index += named.end()
+                continue
+            out.append(source[index : index + 2])
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            # As in Python's parser, a `]` first in a class (after any `^`) is literal.
+            end = index + 1 + (source.startswith("^", index + 1))
+            end += source.startswith("]", end)
+            out.append(source[index:end])
+            index, in_class = end, True
+            continue
+        elif char == "$":
+            char = r"\Z"
+        elif source.startswith("(?<", index) and not source.startswith(("(?<=", "(?<!"), index):
+            char, index = "(?P<", index + 2
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _regex(source: Any, where: str) -> re.Pattern[str]:
+    if not isinstance(source, str):
+        raise SchemaError(f"{where} must be a string")
+    try:
+        return re.compile(_ecma_regex(source), re.ASCII)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise SchemaError(f"{where}: {_show(source)} is not a valid regex ({exc})") from None
+
+
+def _count(schema: Mapping[str, Any], key: str, loc: str) -> int | None:
+    """A non-negative integer keyword value; 2020-12 counts 2.0 as an integer."""
+    if key not in schema:
+        return None
+    value = schema[key]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise SchemaError(f"{loc}/{key} must be a non-negative integer")
+
+
+def _number(schema: Mapping[str, Any], key: str, loc: str) -> float | None:
+    if key not in schema:
+        return None
+    value = schema[key]
+    # JSON has no NaN or infinity, so neither may a schema.
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return value
+    raise SchemaError(f"{loc}/{key} must be a number")
+
+
+def _names(value: Any, where: str) -> list[str]:
+    if isinstance(value, (list, tuple)) and all(isinstance(name, str) for name in value):
+        return list(value)
+    raise SchemaError(f"{where} must be an array of strings")
+
+
+def _escape(name: str) -> str:
+    return name.replace("~", "~0").replace("/", "~1")
+
+
+class _Compiler:
+    """One document's compile: its resources, anchors, and the nodes built so far."""
+
+    def __init__(self, schema: Any, max_depth: int) -> None:
+        self.max_depth = max_depth
+        self.dialect = self._dialect_of(schema)
+        self.positions = _POSITIONS[self.dialect]
+        self.draft7 = self.dialect == DRAFT_07
+        self.resources: dict[str, Any] = {"": schema}
+        self.anchors: dict[tuple[str, str], Any] = {}
+        self.bases: dict[int, str] = {}
+        self.nodes: dict[int, _Node] = {}
+        self.tracking = False
+        self.scanned = 0
+        self._scan(schema, "", "#", 0)
+
+    @staticmethod
+    def _dialect_of(schema: Any) -> str:
+        if not isinstance(schema, Mapping) or "$schema" not in schema:
+            return DRAFT_2020_12  # MCP 2025-11-25: the default when `$schema` is absent
+        declared = schema["$schema"]
+        dialect = DIALECTS.get(declared) if isinstance(declared, str) else None
+        if dialect is None:
+            raise SchemaError(
+                f"#/$schema: unsupported dialect {_show(declared)}; "
+                "supported are JSON Schema 2020-12 and draft-07"
+            )
+        return dialect
+
+    # -- pass 1: resources and anchors ----------------------------------------------
+
+    def _scan(self, schema: Any, base: str, loc: str, depth: int) -> None:
+        if not isinstance(schema, Mapping):
+            return
+        self._check_size(loc, depth, self.scanned)
+        self.scanned += 1
+        base = self.bases[id(schema)] = self._enter(schema, base, loc, register=True)
+        for key in self.positions.single:
+            value = schema.get(key)
+            if isinstance(value, Mapping):
+                self._scan(value, base, f"{loc}/{key}", depth + 1)
+        for key in self.positions.arrays:
+            value = schema.get(key)
+            if isinstance(value, (list, tuple)):
+                for index, item in enumerate(value):
+                    self._scan(item, base, f"{loc}/{key}/{index}", depth + 1)
+        for key in self.positions.maps:
+            value = schema.get(key)
+            if isinstance(value, Mapping):
+                for name, item in value.items():
+                    self._scan(item, base, f"{loc}/{key}/{_escape(str(name))}", depth + 1)
+
+    def _check_size(self, loc: str, depth: int, count: int) -> None:
+        if depth > self.max_depth:
+            raise SchemaError(f"{loc}: the schema nests deeper than {self.max_depth} levels")
+        if count >= MAX_SUBSCHEMAS:
+            raise SchemaError(f"{loc}: the schema has more than {MAX_SUBSCHEMAS} subschemas")
+
+    def _enter(self, schema: Mapping[str, Any], base: str, loc: str, *, register: bool) -> str:
+        """The base URI inside ``schema``; with ``register``, record its $id and anchors."""
+        if loc != "#" and "$schema" in schema:
+            declared = schema["$schema"]
+            if not isinstance(declared, str) or DIALECTS.get(declared) != self.dialect:
+                raise SchemaError(f"{loc}/$schema: one document must keep one dialect")
+        if self.draft7 and "$ref" in schema:
+            return base  # draft-07 Core §8.3: everything beside `$ref` is ignored, `$id` too
+        if "$id" in schema:
+            ident = schema["$id"]
+            if not isinstance(ident, str):
+                raise SchemaError(f"{loc}/$id must be a string")
+            uri, fragment = urldefrag(ident)
+            if uri:
+                base = _join(base, uri)
+                if register:
+                    self._register(self.resources, base, schema, f"{loc}/$id")
+            if fragment and not self.draft7:
+                # 2020-12 Core §8.2.1: "$id" MUST NOT contain a non-empty fragment.
+                raise SchemaError(f"{loc}/$id must not have a fragment; use $anchor")
+            if fragment and not fragment.startswith("/") and register:
+                # draft-07 Core §8.2.3: a plain-name fragment in "$id" is an anchor.
+                self._register(self.anchors, (base, fragment), schema, f"{loc}/$id")
+        if not self.draft7:
+            # 2020-12 Core §8.2.2. A $dynamicAnchor is also a plain anchor (§8.2.2);
+            # only $dynamicRef's dynamic-scope lookup is unsupported.
+            for keyword in ("$anchor", "$dynamicAnchor"):
+                if keyword in schema:
+                    name = schema[keyword]
+                    if not isinstance(name, str) or not _ANCHOR.fullmatch(name):
+                        raise SchemaError(f"{loc}/{keyword} must be a plain name")
+                    if register:
+                        self._register(self.anchors, (base, name), schema, f"{loc}/{keyword}")
+        return base
+
+    @staticmethod
+    def _register(table: dict[Any, Any], key: Any, schema: Any, where: str) -> None:
+        if table.setdefault(key, schema) is not schema:
+            raise SchemaError(f"{where}: defined twice in one document")
+
+    def _resolve(self, reference: Any, base: str, loc: str) -> tuple[Any, str]:
+        """The schema a ``$ref`` names (Core §8.2.3.1), never looking outside the document.
+
+        MCP 2026-07-28: "MUST NOT auto-dereference network `$ref`s"; a reference to a
+        resource not embedded in this document is a SchemaError here, at compile time.
+        """
+        where = f"{loc}/$ref"
+        if not isinstance(reference, str):
+            raise SchemaError(f"{where} must be a string")
+        uri, fragment = urldefrag(_join(base, reference))
+        resource = self.resources.get(uri)
+        if resource is None:
+            raise SchemaError(
+                f"{where}: {_show(reference)} is not defined in this schema "
+                "(external references are never fetched)"
+            )
+        if not fragment:
+            return resource, uri
+        if fragment.startswith("/"):
+            target = resource
+            for token in _pointer_tokens(fragment):
+                if isinstance(target, Mapping) and token in target:
+                    target = target[token]
+                elif isinstance(target, (list, tuple)) and _INDEX.fullmatch(token):
+                    if int(token) >= len(target):
+                        raise SchemaError(f"{where}: {_show(reference)} points at nothing")
+                    target = target[int(token)]
+                else:
+                    raise SchemaError(f"{where}: {_show(reference)} points at nothing")
+            return target, uri
+        target = self.anchors.get((uri, unquote(fragment)))
+        if target is None:
+            raise SchemaError(f"{where}: no anchor named {_show(fragment)}")
+        return target, uri
+
+    # -- pass 2: nodes --------------------------------------------------------------
+
+    def compile(self, schema: Any, base: str, loc: str, depth: int) -> _Node:
+        if schema is True:
+            return _TRUE
+        if schema is False:
+            return _FALSE
+        if not isinstance(schema, Mapping):
+            raise SchemaError(f"{loc} must be a schema (an object or a boolean)")
+        node = self.nodes.get(id(schema))
+        if node is not None:
+            return node  # compiled already, or being compiled: a `$ref` cycle closes here
+        self._check_size(loc, depth, len(self.nodes))
+        node = self.nodes[id(schema)] = _Node()
+        known = self.bases.get(id(schema))
+        base = known if known is not None else self._enter(schema, base, loc, register=False)
+        self._build(node, schema, base, loc, depth)
+        return node
+
+    def _sub(self, schema: Mapping[str, Any], key: str, base: str, loc: str, depth: int) -> _Node:
+        return self.compile(schema[key], base, f"{loc}/{key}", depth + 1)
+
+    def _sub_list(
+        self, schema: Mapping[str, Any], key: str, base: str, loc: str, depth: int
+    ) -> list[_Node]:
+        value = schema[key]
+        if not isinstance(value, (list, tuple)) or not value:
+            raise SchemaError(f"{loc}/{key} must be a non-empty array of schemas")
+        return [
+            self.compile(item, base, f"{loc}/{key}/{index}", depth + 1)
+            for index, item in enumerate(value)
+        ]
+
+    def _sub_map(
+        self, schema: Mapping[str, Any], key: str, base: str, loc: str, depth: int
+    ) -> dict[str, _Node]:
+        value = schema[key]
+        if not isinstance(value, Mapping):
+            raise SchemaError(f"{loc}/{key} must be an object of schemas")
+        return {
+            name: self.compile(item, base, f"{loc}/{key}/{_escape(name)}", depth + 1)
+            for name, item in value.items()
+        }
+
+    def _build(
+        self, node: _Node, schema: Mapping[str, Any], base: str, loc: str, depth: int
+    ) -> None:
+        generic: list[_Check] = []
+        by_kind: dict[str, list[_Check]] = {"object": [], "array": [], "string": [], "number": []}
+        defs = "definitions" if self.draft7 else "$defs"
+        if defs in schema:  # compiled even if unused, so that check_schema sees them
+            self._sub_map(schema, defs, base, loc, depth)
+        if self.draft7 and "$ref" in schema:
+            # draft-07 Core §8.3: "All other properties in a "$ref" object MUST be ignored."
+            generic.append(self._ref(schema, base, loc, depth))
+        else:
+            if "$dynamicRef" in schema:
+                raise SchemaError(f"{loc}/$dynamicRef: unsupported keyword")
+            self._any_type(node, schema, loc, generic)
+            self._applicators(schema, base, loc, depth, generic)
+            self._numbers(schema, loc, by_kind["number"])
+            self._strings(schema, loc, by_kind["string"])
+            self._arrays(schema, base, loc, depth, by_kind["array"])
+            self._objects(schema, base, loc, depth, by_kind["object"])
+        node.generic = tuple(generic)
+        node.typed = {kind: tuple(checks) for kind, checks in by_kind.items() if checks}
+        if "number" in node.typed:
+            node.typed["integer"] = node.typed["number"]
+        node.cost = 1 + len(generic) + sum(len(checks) for checks in by_kind.values())
+        if node.cost == 1:
+            node.__class__ = _LeafNode  # same slots; a `$ref` to it may already hold it
+
+    def _ref(self, schema: Mapping[str, Any], base: str, loc: str, depth: int) -> _Check:
+        target, target_base = self._resolve(schema["$ref"], base, loc)
+        where = schema["$ref"] if schema["$ref"].startswith("#") else f"{loc}/$ref"
+        return _in_place(self.compile(target, target_base, where, depth + 1))
+
+    def _any_type(
+        self, node: _Node, schema: Mapping[str, Any], loc: str, generic: list[_Check]
+    ) -> None:
+        """``type``, ``enum``, ``const`` (Validation §6.1)."""
+        if "type" in schema:
+            value = schema["type"]
+            names = [value] if isinstance(value, str) else value
+            if (
+                not isinstance(names, (list, tuple))
+                or not names
+                or not all(isinstance(name, str) and name in TYPE_NAMES for name in names)
+            ):
+                raise SchemaError(f"{loc}/type must be a type name or a non-empty array of them")
+            # An integer is a number (Validation §6.1.1), so "number" admits both.
+            node.types = frozenset(names) | ({"integer"} if "number" in names else set())
+            node.type_message = "must be of type " + " or ".join(names)
+        try:
+            if "enum" in schema:
+                values = schema["enum"]
+                if not isinstance(values, (list, tuple)):
+                    raise SchemaError(f"{loc}/enum must be an array")
+                shown = ", ".join(_show(value) for value in values[:10])
+                more = ", ..." if len(values) > 10 else ""
+                generic.append(_equals_one_of(values, "enum", f"must be one of {shown}{more}"))
+            if "const" in schema:
+                message = f"must be {_show(schema['const'])}"
+                generic.append(_equals_one_of([schema["const"]], "const", message))
+        except _TooDeepError:
+            raise SchemaError(f"{loc}: an enum or const value nests too deeply") from None
+
+    def _applicators(
+        self, schema: Mapping[str, Any], base: str, loc: str, depth: int, generic: list[_Check]
+    ) -> None:
+        """The in-place applicators (2020-12 Core §10.2, §8.2.3.1)."""
+        if "$ref" in schema:
+            generic.append(self._ref(schema, base, loc, depth))
+        if "allOf" in schema:
+            nodes = self._sub_list(schema, "allOf", base, loc, depth)
+            generic.append(_all_of([_in_place(node) for node in nodes]))
+        if "anyOf" in schema:
+            generic.append(_any_of(self._sub_list(schema, "anyOf", base, loc, depth)))
+        if "oneOf" in schema:
+            generic.append(_one_of(self._sub_list(schema, "oneOf", base, loc, depth)))
+        if "not" in schema:
+            generic.append(_not(self._sub(schema, "not", base, loc, depth)))
+        branches = {
+            key: self._sub(schema, key, base, loc, depth)
+            for key in ("if", "then", "else")
+            if key in schema
+        }
+        if "if" in branches:  # Core §10.2.2.2-3: `then`/`else` without `if` do nothing
+            generic.append(_if(branches["if"], branches.get("then"), branches.get("else")))
+
+    def _numbers(self, schema: Mapping[str, Any], loc: str, checks: list[_Check]) -> None:
+        """Validation §6.2 (draft-07 §6.2 spells them the same way)."""
+        for keyword in ("maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"):
+            limit = _number(schema, keyword, loc)
+            if limit is not None:
+                checks.append(_bound(keyword, limit))
+        divisor = _number(schema, "multipleOf", loc)
+        if divisor is not None:
+            if divisor <= 0:
+                raise SchemaError(f"{loc}/multipleOf must be greater than 0")
+            checks.append(_multiple_of(divisor))
+
+    def _strings(self, schema: Mapping[str, Any], loc: str, checks: list[_Check]) -> None:
+        """Validation §6.3."""
+        for keyword, at_most in (("maxLength", True), ("minLength", False)):
+            limit = _count(schema, keyword, loc)
+            if limit is not None:
+                checks.append(_size(keyword, limit, at_most, "character"))
+        if "pattern" in schema:
+            source = schema["pattern"]
+            checks.append(_pattern(_regex(source, f"{loc}/pattern"), source))
+
+    def _arrays(
+        self, schema: Mapping[str, Any], base: str, loc: str, depth: int, checks: list[_Check]
+    ) -> None:
+        """Core §10.3.1 and §11.2, Validation §6.4 (draft-07: Validation §6.4)."""
+        prefix: list[_Node] = []
+        rest: _Node | None = None
+        keyword = "items"
+        items = schema.get("items")
+        if isinstance(items, (list, tuple)):
+            if not self.draft7:
+                raise SchemaError(
+                    f"{loc}/items must be a schema in 2020-12: use prefixItems, "
+                    "or declare draft-07 in $schema"
+                )
+            prefix = self._sub_list(schema, "items", base, loc, depth)
+            if "additionalItems" in schema:
+                rest, keyword = (
+                    self._sub(schema, "additionalItems", base, loc, depth),
+                    "additionalItems",
+                )
+        else:
+            if "prefixItems" in schema and not self.draft7:
+                prefix = self._sub_list(schema, "prefixItems", base, loc, depth)
+            if "items" in schema:
+                rest = self._sub(schema, "items", base, loc, depth)
+            if "additionalItems" in schema and self.draft7:
+                self._sub(schema, "additionalItems", base, loc, depth)  # ignored; still checked
+        if prefix or rest is not None:
+            checks.append(_items(prefix, rest, keyword))
+        # minContains/maxContains only qualify `contains` (Validation §6.4.4-5), and
+        # draft-07 has neither: there `contains` means "at least one".
+        least = None if self.draft7 else _count(schema, "minContains", loc)
+        most = None if self.draft7 else _count(schema, "maxContains", loc)
+        if "contains" in schema:
+            node = self._sub(schema, "contains", base, loc, depth)
+            checks.append(_contains(node, 1 if least is None else least, most))
+        for key, at_most in (("maxItems", True), ("minItems", False)):
+            limit = _count(schema, key, loc)
+            if limit is not None:
+                checks.append(_size(key, limit, at_most, "item"))
+        unique = schema.get("uniqueItems", False)
+        if not isinstance(unique, bool):
+            raise SchemaError(f"{loc}/uniqueItems must be a boolean")
+        if unique:
+            checks.append(_unique_items)
+        if "unevaluatedItems" in schema and not self.draft7:
+            # Last: it reads what every other keyword of this schema object evaluated.
+            self.tracking = True
+            checks.append(
+                _unevaluated_items(self._sub(schema, "unevaluatedItems", base, loc, depth))
+            )
+
+    def _objects(
+        self, schema: Mapping[str, Any], base: str, loc: str, depth: int, checks: list[_Check]
+    ) -> None:
+        """Core §10.3.2 and §11.3, Validation §6.5 (draft-07: Validation §6.5)."""
+        properties = {}
+        if "properties" in schema:
+            properties = self._sub_map(schema, "properties", base, loc, depth)
+        patterns = []
+        if "patternProperties" in schema:
+            nodes = self._sub_map(schema, "patternProperties", base, loc, depth)
+            where = f"{loc}/patternProperties"
+            patterns = [(_regex(source, where), node) for source, node in nodes.items()]
+        additional = None
+        if "additionalProperties" in schema:
+            additional = self._sub(schema, "additionalProperties", base, loc, depth)
+        if patterns or additional is not None:
+            checks.append(_members(properties, patterns, additional))
+        elif properties:
+            checks.append(_declared_properties(properties))
+        if "propertyNames" in schema:
+            checks.append(_property_names(self._sub(schema, "propertyNames", base, loc, depth)))
+        if "required" in schema:
+            checks.append(_required(_names(schema["required"], f"{loc}/required"), "required"))
+        self._dependencies(schema, base, loc, depth, checks)
+        for key, at_most in (("maxProperties", True), ("minProperties", False)):
+            limit = _count(schema, key, loc)
+            if limit is not None:
+                checks.append(_size(key, limit, at_most, "property"))
+        if "unevaluatedProperties" in schema and not self.draft7:
+            # Last: it reads what every other keyword of this schema object evaluated.
+            self.tracking = True
+            node = self._sub(schema, "unevaluatedProperties", base, loc, depth)
+            checks.append(_unevaluated_properties(node))
+
+    def _dependencies(
+        self, schema: Mapping[str, Any], base: str, loc: str, depth: int, checks: list[_Check]
+    ) -> None:
+        """``dependentRequired`` (Validation §6.5.4), ``dependentSchemas`` (Core §10.2.2.4).
+
+        draft-07's ``dependencies`` (Validation §6.5.7) is either one, entry by entry.
+        """
+        names: dict[str, Any] = {}
+        schemas: dict[str, Any] = {}
+        if self.draft7:
+            value = schema.get("dependencies", {})
+            if not isinstance(value, Mapping):
+                raise SchemaError(f"{loc}/dependencies must be an object")
+            for name, entry in value.items():
+                (names if isinstance(entry, (list, tuple)) else schemas)[name] = entry
+            keyword, where = "dependencies", f"{loc}/dependencies"
+        else:
+            names = schema.get("dependentRequired", {})
+            schemas = schema.get("dependentSchemas", {})
+            if not isinstance(names, Mapping) or not isinstance(schemas, Mapping):
+                raise SchemaError(f"{loc}: dependentRequired/dependentSchemas must be objects")
+            keyword, where = "dependentRequired", f"{loc}/dependentRequired"
+        required = [
+            (
+                name,
+                _required(
+                    _names(needs, f"{where}/{_escape(name)}"),
+                    keyword,
+                    f" (required when {_show(name)} is present)",
+                ),
+            )
+            for name, needs in names.items()
+        ]
+        if required:
+            checks.append(_dependent_required(required))
+        key = "dependencies" if self.draft7 else "dependentSchemas"
+        entries = [
+            (name, self.compile(entry, base, f"{loc}/{key}/{_escape(name)}", depth + 1))
+            for name, entry in schemas.items()
+        ]
+        if entries:
+            checks.append(_dependent_schemas(entries))
