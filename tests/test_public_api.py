@@ -20,6 +20,10 @@ PUBLIC_MODULES = [
     "mcpcore.framing",
     "mcpcore.jsonrpc",
     "mcpcore.versions",
+    "mcpcore.server",
+    "mcpcore.client",
+    "mcpcore.uritemplate",
+    "mcpcore.jsonschema",
 ]
 
 # The top-level API, pinned: a change here is a change users see.

@@ -89,6 +89,14 @@ class Pair:
             method = self._methods.get((peer, message["id"]))
         self.emitted.append((sender, data, method))
 
+    def forget_last(self, sender: str) -> None:
+        """Drop the last message ``sender`` emitted from the schema check: a test sent
+        it invalid on purpose, to see the peer refuse it."""
+        for index in range(len(self.emitted) - 1, -1, -1):
+            if self.emitted[index][0] == sender:
+                del self.emitted[index]
+                return
+
     def to_server(self, data: bytes | None) -> list[Event]:
         assert data is not None
         self.record("client", data)

@@ -1,0 +1,1 @@
+"""Runnable examples: the conformance "everything" server and embedding drivers."""

@@ -1,0 +1,543 @@
+"""`Server`: an MCP server's features, in both eras, with no IO.
+
+A `Server` holds the registries (tools, resources, templates, prompts, completions) and
+answers requests by awaiting the user's handlers. It never starts a task, sleeps or
+touches IO: a driver (the trio transports, or any event loop) gives it each request,
+together with an `Outbound` for what must be written before the answer, and writes the
+answer it returns. What the core must not draw or read itself (a secret key, a clock)
+is passed in.
+
+    server = Server("weather", "1.0", secret=key, clock=time.time)
+
+    @server.tool()
+    async def forecast(city: str) -> str:
+        return f"Sunny in {city}"
+
+    connection = server.connection()      # one per stdio process, WebSocket, session
+    server.attach(connection, outbound)   # where its notifications go
+    reply = await server.handle_request(connection, event, outbound)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
+
+from msgspec import UNSET
+
+from mcpcore import jsonrpc, types
+from mcpcore._capabilities import has_capability
+from mcpcore._state import Role
+from mcpcore.connection import Connection
+from mcpcore.errors import LocalProtocolError, McpError
+from mcpcore.events import NotificationReceived, RequestReceived
+from mcpcore.server._errors import MissingCapabilityError, ResourceNotFoundError
+from mcpcore.server._hub import MemoryHub, NotificationHub
+from mcpcore.server._input import InputRequired, Rounds, StateCodec, request_digest
+from mcpcore.server._outbound import Outbound
+from mcpcore.server._pagination import DEFAULT_PAGE_SIZE, Paginator
+from mcpcore.server._prompts import CompletionRegistry, PromptRegistry
+from mcpcore.server._resources import ResourceRegistry, not_found, uri_problem
+from mcpcore.server._sealing import Sealer, TamperedError
+from mcpcore.server._tools import ToolRegistry
+from mcpcore.server.context import Context
+from mcpcore.versions import ALL_VERSIONS, Era, era_of
+
+__all__ = ["Server"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+#: Handler failures are reported here (a driver logs them); the peer never sees them.
+ErrorReporter = Callable[[BaseException, Context], None]
+AccessCheck = Callable[[Context, str], "bool | Awaitable[bool]"]
+_INPUT_METHODS: Final = frozenset({"tools/call", "resources/read", "prompts/get"})
+
+
+class Server:
+    """An MCP server: what it offers, and how it answers.
+
+    Args:
+        name: The server's name (``serverInfo.name``).
+        version: Its version.
+        title: A display name.
+        instructions: Guidance for the model about this server.
+        secret: The key (32+ bytes) that seals pagination cursors and 2026-07-28
+            requestState. The trio transports supply a random one when it is None;
+            without one, lists come in one page and multi round-trip requests fail.
+        clock: Seconds since some fixed point (``time.time``), for requestState expiry.
+        page_size: Items per page of every list.
+        supported_versions: The revisions served.
+        cache_ttl_ms: ``ttlMs`` of 2026-07-28 list, discover and read results.
+        cache_scope: Their ``cacheScope`` ("private" unless the lists are the same for
+            every user).
+        on_error: Called with every exception a handler raised that became a generic
+            error, so the embedder can log it.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        secret: bytes | None = None,
+        clock: Callable[[], float] | None = None,
+        page_size: int = DEFAULT_PAGE_SIZE,
+        supported_versions: tuple[str, ...] = ALL_VERSIONS,
+        cache_ttl_ms: int = 0,
+        cache_scope: types.CacheScope = "private",
+        on_error: ErrorReporter | None = None,
+        hub: NotificationHub | None = None,
+    ) -> None:
+        self.info = types.Implementation(name=name, version=version, title=title or UNSET)
+        self.instructions = instructions
+        self.supported_versions = supported_versions
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope: types.CacheScope = cache_scope
+        self.on_error = on_error
+        self.hub: NotificationHub = hub or MemoryHub()
+        self.tools = ToolRegistry()
+        self.resources = ResourceRegistry()
+        self.prompts = PromptRegistry()
+        self.completions = CompletionRegistry()
+        self._access_check: AccessCheck | None = None
+        self._page_size = page_size
+        self._sealer: Sealer | None = None
+        self._clock: Callable[[], float] | None = None
+        self._states: StateCodec | None = None
+        self._paginator = Paginator(None, page_size)
+        self.configure(secret=secret, clock=clock)
+        self._handlers: dict[str, Callable[[Context], Awaitable[Any]]] = {
+            "initialize": self._initialize,
+            "server/discover": self._discover,
+            "ping": self._empty,
+            "logging/setLevel": self._empty,
+            "tools/list": self._list_tools,
+            "tools/call": self._call_tool,
+            "resources/list": self._list_resources,
+            "resources/templates/list": self._list_templates,
+            "resources/read": self._read_resource,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
+            "prompts/list": self._list_prompts,
+            "prompts/get": self._get_prompt,
+            "completion/complete": self._complete,
+        }
+
+    def configure(
+        self, *, secret: bytes | None = None, clock: Callable[[], float] | None = None
+    ) -> None:
+        """Give the server a key and a clock where it has none yet (drivers call this)."""
+        if secret is not None and self._sealer is None:
+            self._sealer = Sealer(secret)
+            self._paginator = Paginator(self._sealer, self._page_size)
+        if clock is not None and self._clock is None:
+            self._clock = clock
+        if self._sealer is not None and self._clock is not None and self._states is None:
+            self._states = StateCodec(self._sealer, self._clock)
+
+    # ---------------------------------------------------------------- what we offer
+
+    @property
+    def capabilities(self) -> types.ServerCapabilities:
+        """What the server advertises, derived from what is registered.
+
+        Everything registered can change at run time and the hub delivers the change
+        notifications, so ``listChanged`` and ``subscribe`` are advertised with them.
+        """
+        has_resources = not self.resources.empty
+        return types.ServerCapabilities(
+            tools=types.ServerToolsCapability(list_changed=True) if len(self.tools) else UNSET,
+            resources=(
+                types.ServerResourcesCapability(subscribe=True, list_changed=True)
+                if has_resources
+                else UNSET
+            ),
+            prompts=types.ServerPromptsCapability(list_changed=True)
+            if len(self.prompts)
+            else UNSET,
+            completions={} if len(self.prompts) or has_resources else UNSET,
+            logging={},
+        )
+
+    def tool(self, name: str | None = None, **options: Any) -> Callable[[_F], _F]:
+        """Register the decorated function as a tool.
+
+        Its parameters are the tool's arguments (the input schema is derived from their
+        annotations) unless ``input_schema`` is given, in which case the function takes
+        one parameter, ``arguments``. Options: ``title``, ``description`` (default: the
+        docstring), ``input_schema``, ``output_schema`` (default: from the return
+        annotation), ``annotations``, ``icons``, ``meta``.
+        """
+
+        def register(handler: _F) -> _F:
+            self.tools.add(handler, name=name, **options)
+            return handler
+
+        return register
+
+    def resource(self, uri: str, *, name: str | None = None, **fields: Any) -> Callable[[_F], _F]:
+        """Register the decorated function as the resource at ``uri``.
+
+        It returns ``str`` (text), ``bytes`` (binary), contents, or a list of these.
+        ``fields``: the other `types.Resource` fields (``mime_type``, ``size``...).
+        """
+
+        def register(handler: _F) -> _F:
+            definition = types.Resource(uri=uri, name=name or handler.__name__, **fields)
+            self.resources.add_resource(handler, definition)
+            return handler
+
+        return register
+
+    def resource_template(
+        self, uri_template: str, *, name: str | None = None, **fields: Any
+    ) -> Callable[[_F], _F]:
+        """Register the decorated function for every URI the RFC 6570 template matches.
+
+        Its parameters are the template's variables (annotated ``str``, or a type the
+        variable's text converts to, such as ``int``).
+        """
+
+        def register(handler: _F) -> _F:
+            definition = types.ResourceTemplate(
+                uri_template=uri_template, name=name or handler.__name__, **fields
+            )
+            self.resources.add_template(handler, definition)
+            return handler
+
+        return register
+
+    def prompt(self, name: str | None = None, **options: Any) -> Callable[[_F], _F]:
+        """Register the decorated function as a prompt; its parameters are the arguments.
+
+        Options: ``title``, ``description`` (default: the docstring), ``icons``, ``meta``.
+        """
+
+        def register(handler: _F) -> _F:
+            self.prompts.add(handler, name=name, **options)
+            return handler
+
+        return register
+
+    def completion(
+        self, *, prompt: str | None = None, resource_template: str | None = None
+    ) -> Callable[[_F], _F]:
+        """Register the decorated function to complete arguments or template variables.
+
+        It completes the arguments of ``prompt`` or the variables of
+        ``resource_template``; it declares any of ``argument``, ``value`` and
+        ``context_arguments``, and returns the candidate values (or a `types.Completion`).
+        """
+        if (prompt is None) == (resource_template is None):
+            raise ValueError("complete either a prompt or a resource template")
+
+        def register(handler: _F) -> _F:
+            if prompt is not None:
+                self.completions.add(handler, kind="ref/prompt", target=prompt)
+            else:
+                assert resource_template is not None
+                self.completions.add(handler, kind="ref/resource", target=resource_template)
+            return handler
+
+        return register
+
+    def access_check(self, check: AccessCheck) -> AccessCheck:
+        """Register the hook run before every resource list entry and every read.
+
+        ``check(context, uri_or_template)`` returns (or awaits to) whether the requester
+        may see it; a refused resource is reported as one that does not exist.
+        """
+        self._access_check = check
+        return check
+
+    # ---------------------------------------------------------------- connections
+
+    def connection(self) -> Connection:
+        """A new server `Connection` speaking what this server speaks."""
+        return Connection(
+            Role.SERVER,
+            supported_versions=self.supported_versions,
+            capabilities=self.capabilities,
+            implementation=self.info,
+        )
+
+    def attach(self, connection: Connection, outbound: Outbound) -> None:
+        """Deliver ``connection``'s change notifications (legacy era) to ``outbound``."""
+        self.hub.attach(connection, outbound)
+
+    def detach(self, connection: Connection) -> None:
+        """Forget a connection that is gone (its subscriptions and listen streams)."""
+        self.hub.detach(connection)
+
+    async def handle_request(
+        self,
+        connection: Connection,
+        event: RequestReceived,
+        outbound: Outbound,
+        *,
+        principal: str | None = None,
+    ) -> bytes | None:
+        """Answer one request; returns the response to write (None: nothing to write).
+
+        Nothing is returned for a request the client cancelled meanwhile, or for a
+        ``subscriptions/listen`` stream, which stays open: its acknowledgement goes out
+        through ``outbound`` and it ends with `request_cancelled` or `close_streams`.
+        ``principal`` identifies the authenticated user (it binds 2026-07-28
+        requestState to them).
+        """
+        rounds: Rounds | None = None
+        modern = event.protocol_version is not None and era_of(event.protocol_version) is Era.MODERN
+        if modern and event.method in _INPUT_METHODS:
+            opened = self._open_rounds(connection, event, principal)
+            if isinstance(opened, bytes):
+                return opened  # the state was refused
+            rounds = opened
+        context = Context(connection, outbound, event, principal=principal, rounds=rounds)
+        if event.method == "subscriptions/listen":
+            await self._listen(context, outbound)
+            return None
+        handler = self._handlers.get(event.method)
+        if handler is None:
+            return connection.send_error(
+                event.request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {event.method}"
+            )
+        try:
+            result = await handler(context)
+        except InputRequired as need:
+            result = self._input_required(context, need, rounds)
+        except MissingCapabilityError as missing:
+            return connection.send_missing_capabilities(event.request_id, missing.required)
+        except McpError as reply:
+            data = UNSET if reply.data is None else reply.data
+            return connection.send_error(event.request_id, reply.code, reply.message, data)
+        except Exception as exc:
+            self._report(exc, context)
+            if event.method == "tools/call":
+                result = _tool_failure(event.params.name)
+            else:
+                return connection.send_error(
+                    event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error"
+                )
+        try:
+            return connection.send_result(event.request_id, self._with_cache_hints(result, modern))
+        except LocalProtocolError as exc:  # the handler built an answer the protocol refuses
+            self._report(exc, context)
+            return connection.send_error(event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+
+    async def handle_notification(
+        self, connection: Connection, event: NotificationReceived
+    ) -> None:
+        """Take a client notification (nothing to answer: JSON-RPC never answers one)."""
+        # initialized and roots/list_changed change nothing here; cancellation arrives as
+        # CancelRequested, which the driver turns into request_cancelled().
+
+    def request_cancelled(self, connection: Connection, request_id: types.RequestId) -> None:
+        """The client cancelled ``request_id``: end its listen stream, if it was one."""
+        self.hub.remove_stream(connection, request_id)
+
+    # ---------------------------------------------------------------- changes
+
+    async def tools_changed(self) -> None:
+        """Tell the clients that asked that the tool list changed."""
+        await self.hub.list_changed("tools")
+
+    async def prompts_changed(self) -> None:
+        """Tell the clients that asked that the prompt list changed."""
+        await self.hub.list_changed("prompts")
+
+    async def resources_changed(self) -> None:
+        """Tell the clients that asked that the resource list changed."""
+        await self.hub.list_changed("resources")
+
+    async def resource_updated(self, uri: str) -> None:
+        """Tell the clients subscribed to ``uri`` (or to a URI it lies under) that it changed."""
+        await self.hub.resource_updated(uri)
+
+    async def close_streams(self) -> None:
+        """End every listen stream gracefully, with its result (server shutdown)."""
+        await self.hub.close_streams()
+
+    # ---------------------------------------------------------------- the methods
+
+    async def _empty(self, context: Context) -> types.EmptyResult:
+        # ping, and logging/setLevel (the Connection already recorded the level): the
+        # result is exactly {} (2024-11-05).
+        return types.EmptyResult()
+
+    async def _initialize(self, context: Context) -> types.InitializeResult:
+        assert context.protocol_version is not None  # negotiated by the Connection
+        return types.InitializeResult(
+            protocol_version=context.protocol_version,
+            capabilities=self.capabilities,
+            server_info=self.info,
+            instructions=self.instructions or UNSET,
+        )
+
+    async def _discover(self, context: Context) -> types.DiscoverResult:
+        modern = [v for v in self.supported_versions if era_of(v) is Era.MODERN]
+        return types.DiscoverResult(
+            supported_versions=modern,
+            capabilities=self.capabilities,
+            instructions=self.instructions or UNSET,
+        )
+
+    async def _list_tools(self, context: Context) -> types.ListToolsResult:
+        tools = self.tools.definitions(modern=context.era is Era.MODERN)
+        page, cursor = self._paginator.page("tools", tools, context.params.cursor)
+        return types.ListToolsResult(tools=page, next_cursor=cursor)
+
+    async def _call_tool(self, context: Context) -> Any:
+        return await self.tools.call(context, context.params)
+
+    async def _list_resources(self, context: Context) -> types.ListResourcesResult:
+        resources = [r for r in self.resources.resources() if await self._allowed(context, r.uri)]
+        page, cursor = self._paginator.page("resources", resources, context.params.cursor)
+        return types.ListResourcesResult(resources=page, next_cursor=cursor)
+
+    async def _list_templates(self, context: Context) -> types.ListResourceTemplatesResult:
+        templates = [
+            t for t in self.resources.templates() if await self._allowed(context, t.uri_template)
+        ]
+        page, cursor = self._paginator.page("templates", templates, context.params.cursor)
+        return types.ListResourceTemplatesResult(resource_templates=page, next_cursor=cursor)
+
+    async def _read_resource(self, context: Context) -> types.ReadResourceResult:
+        uri = context.params.uri
+        problem = uri_problem(uri)
+        if problem is not None:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid URI: {problem}", {"uri": uri})
+        if not await self._allowed(context, uri):
+            raise not_found(uri, context.era)
+        try:
+            return await self.resources.read(context, uri)
+        except ResourceNotFoundError:
+            raise not_found(uri, context.era) from None
+
+    async def _subscribe(self, context: Context) -> types.EmptyResult:
+        uri = context.params.uri
+        problem = uri_problem(uri)
+        if problem is not None:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Invalid URI: {problem}", {"uri": uri})
+        if not self.hub.subscribe(context._connection, uri):
+            raise McpError(jsonrpc.INVALID_REQUEST, "Too many resource subscriptions")
+        return types.EmptyResult()
+
+    async def _unsubscribe(self, context: Context) -> types.EmptyResult:
+        self.hub.unsubscribe(context._connection, context.params.uri)
+        return types.EmptyResult()
+
+    async def _list_prompts(self, context: Context) -> types.ListPromptsResult:
+        prompts = self.prompts.definitions()
+        page, cursor = self._paginator.page("prompts", prompts, context.params.cursor)
+        return types.ListPromptsResult(prompts=page, next_cursor=cursor)
+
+    async def _get_prompt(
+        self, context: Context
+    ) -> types.GetPromptResult | types.InputRequiredResult:
+        return await self.prompts.get(context, context.params)
+
+    async def _complete(self, context: Context) -> types.CompleteResult:
+        params: types.CompleteRequestParams = context.params
+        ref = params.ref
+        known = (
+            ref.name in self.prompts
+            if isinstance(ref, types.PromptReference)
+            else self.resources.template(ref.uri) is not None
+        )
+        if not known:
+            # "-32602 for an invalid name" (2024-11-05 server/utilities/completion).
+            raise McpError(jsonrpc.INVALID_PARAMS, "Unknown prompt or resource template")
+        return await self.completions.complete(context, params)
+
+    async def _listen(self, context: Context, outbound: Outbound) -> None:
+        """Acknowledge a 2026-07-28 listen stream with what we honour, and register it."""
+        requested: types.SubscriptionFilter = context.params.notifications
+        capabilities = self.capabilities
+        wanted_uris = [
+            uri for uri in (requested.resource_subscriptions or ()) if uri_problem(uri) is None
+        ]
+        honoured = types.SubscriptionFilter(
+            tools_list_changed=_honour(requested.tools_list_changed, capabilities, "tools"),
+            prompts_list_changed=_honour(requested.prompts_list_changed, capabilities, "prompts"),
+            resources_list_changed=_honour(
+                requested.resources_list_changed, capabilities, "resources"
+            ),
+            resource_subscriptions=(
+                wanted_uris
+                if wanted_uris and has_capability(capabilities, "resources.subscribe")
+                else UNSET
+            ),
+        )
+        connection = context._connection
+        data = connection.acknowledge_subscription(context.request_id, honoured)
+        if data is None:
+            return  # cancelled already
+        self.hub.add_stream(connection, context.request_id, outbound, honoured)
+        # "Flush the ack immediately" (the acknowledgement is the stream's first message).
+        await outbound.send(data)
+
+    # ---------------------------------------------------------------- helpers
+
+    async def _allowed(self, context: Context, uri: str) -> bool:
+        check = self._access_check
+        if check is None:
+            return True
+        allowed = check(context, uri)
+        if inspect.isawaitable(allowed):
+            allowed = await allowed
+        return bool(allowed)
+
+    def _open_rounds(
+        self, connection: Connection, event: RequestReceived, principal: str | None
+    ) -> Rounds | bytes | None:
+        """The answers a 2026-07-28 retry brings, or the error refusing its state."""
+        params = event.params
+        responses = {} if params.input_responses is UNSET else params.input_responses
+        if params.request_state is UNSET:
+            return Rounds({}, responses, {}, 0)
+        states = self._states
+        if states is None:
+            self._report(RuntimeError("requestState needs Server(secret=..., clock=...)"), None)
+            return connection.send_error(event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+        digest = request_digest(event.method, params)
+        try:
+            rounds = states.open(params.request_state, event.method, digest, principal)
+        except TamperedError:
+            # "MUST reject state that fails verification" (2026-07-28 mrtr).
+            return connection.send_error(
+                event.request_id, jsonrpc.INVALID_PARAMS, "Invalid or expired requestState"
+            )
+        rounds.responses = responses
+        return rounds
+
+    def _input_required(
+        self, context: Context, need: InputRequired, rounds: Rounds | None
+    ) -> types.InputRequiredResult:
+        states = self._states
+        if rounds is None or states is None:
+            raise McpError(jsonrpc.INTERNAL_ERROR, "Internal error")
+        digest = request_digest(context.method, context.params)
+        state = states.seal(context.method, digest, context.principal, rounds)
+        return types.InputRequiredResult(input_requests=need.requests, request_state=state)
+
+    def _with_cache_hints(self, result: Any, modern: bool) -> Any:
+        if modern and hasattr(result, "ttl_ms") and result.ttl_ms is UNSET:
+            result.ttl_ms = self.cache_ttl_ms
+            result.cache_scope = self.cache_scope
+        return result
+
+    def _report(self, error: BaseException, context: Context | None) -> None:
+        if self.on_error is not None and context is not None:
+            self.on_error(error, context)
+
+
+def _honour(flag: bool | Any, capabilities: types.ServerCapabilities, name: str) -> bool | Any:
+    return True if flag is True and has_capability(capabilities, f"{name}.list_changed") else UNSET
+
+
+def _tool_failure(name: str) -> types.CallToolResult:
+    # "a handler exception → isError: true with a message that leaks no internals"
+    text = f"The tool {name} failed."
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
