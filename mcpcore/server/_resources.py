@@ -16,12 +16,14 @@ The rules (server/resources, 2024-11-05 … 2026-07-28):
 from __future__ import annotations
 
 import base64
+import datetime
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
 import msgspec
+from msgspec import UNSET
 
 from mcpcore import jsonrpc, types
 from mcpcore.errors import McpError
@@ -35,6 +37,7 @@ __all__ = [
     "RegisteredResource",
     "RegisteredTemplate",
     "ResourceRegistry",
+    "metadata_problem",
     "not_found",
     "to_contents",
     "uri_problem",
@@ -48,6 +51,12 @@ MAX_URI_LENGTH: Final = 8192
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _BAD_PERCENT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _FORBIDDEN: Final = re.compile(r'[\x00-\x20\x7f"<>\\^`{|}]')
+# ISO 8601 as the schema's examples write it ("2025-01-12T15:00:58Z"): a date, and
+# optionally a time with seconds, fractions and an offset.
+_ISO_8601: Final = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})"
+    r"(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+)
 
 
 def uri_problem(uri: str) -> str | None:
@@ -61,6 +70,40 @@ def uri_problem(uri: str) -> str | None:
     if _BAD_PERCENT.search(uri):
         return "the URI has a malformed percent-encoding"
     return None
+
+
+def metadata_problem(definition: types.Resource | types.ResourceTemplate) -> str | None:
+    """Why a resource's listing would break the schema, or None if it would not.
+
+    Checked at registration so that a bad listing fails where it is written, not in
+    every client's ``resources/list``: ``priority`` is 0 to 1 ("1 means most important",
+    2025-06-18 Annotations), ``lastModified`` an ISO 8601 timestamp, ``size`` a count.
+    """
+    size = getattr(definition, "size", UNSET)
+    if size is not UNSET and (isinstance(size, bool) or size < 0):
+        return "size must be a number of bytes, 0 or more"
+    annotations = definition.annotations
+    if annotations is UNSET:
+        return None
+    priority = annotations.priority
+    if priority is not UNSET and not 0 <= priority <= 1:
+        return "annotations.priority must be between 0 and 1"
+    modified = annotations.last_modified
+    if modified is not UNSET and not _is_timestamp(modified):
+        return "annotations.last_modified must be an ISO 8601 timestamp"
+    return None
+
+
+def _is_timestamp(text: str) -> bool:
+    match = _ISO_8601.fullmatch(text)
+    if match is None:
+        return False
+    year, month, day, hour, minute, second = (int(part or 0) for part in match.groups())
+    try:
+        datetime.datetime(year, month, day, hour, minute, second)
+    except ValueError:  # month 13, February 30, hour 25...
+        return False
+    return True
 
 
 def not_found(uri: str, era: Era) -> McpError:
@@ -108,7 +151,7 @@ class ResourceRegistry:
         self, handler: Callable[..., Any], definition: types.Resource
     ) -> RegisteredResource:
         """Register a static resource (see `Server.resource`)."""
-        problem = uri_problem(definition.uri)
+        problem = uri_problem(definition.uri) or metadata_problem(definition)
         if problem is not None:
             raise ValueError(f"resource {definition.uri!r}: {problem}")
         if definition.uri in self._resources:
@@ -125,6 +168,9 @@ class ResourceRegistry:
     ) -> RegisteredTemplate:
         """Register a resource template (see `Server.resource_template`)."""
         template = UriTemplate(definition.uri_template)
+        problem = metadata_problem(definition)
+        if problem is not None:
+            raise ValueError(f"template {definition.uri_template!r}: {problem}")
         if definition.uri_template in self._templates:
             raise ValueError(f"a template {definition.uri_template!r} is already registered")
         signature = inspect_handler(handler, name=definition.name, context_type=Context)

@@ -404,3 +404,106 @@ async def test_a_handler_sees_its_cancellation_and_nothing_is_sent_after_it() ->
     server_sent = [e for e in harness.pair.emitted[sent_before:] if e[0] == "server"]
     assert len(server_sent) == 1  # the one progress notification
     assert harness.connection.era is Era.LEGACY
+
+
+# -- listings: every metadata field, checked where it is written ----------------------
+
+
+def catalogued() -> Server:
+    target = server()
+    icon = types.Icon(src="https://example.com/icon.png", mime_type="image/png", sizes=["48x48"])
+    notes = types.Annotations(
+        audience=["user", "assistant"], priority=0.8, last_modified="2025-01-12T15:00:58Z"
+    )
+
+    @target.resource(
+        "notes://today",
+        name="today",
+        title="Today's notes",
+        description="What happened today.",
+        mime_type="text/markdown",
+        size=12,
+        annotations=notes,
+        icons=[icon],
+    )
+    def today() -> str:
+        return "# Today\nok\n"
+
+    @target.resource_template(
+        "notes://{day}",
+        name="by-day",
+        title="Notes by day",
+        annotations=types.Annotations(priority=0.0, last_modified="2025-01-12"),
+    )
+    def by_day(day: str) -> str:
+        return day
+
+    return target
+
+
+@asynchronous
+async def test_resource_listings_carry_every_metadata_field(mode: str) -> None:
+    link = await connected(catalogued(), mode)
+    [resource] = [r async for r in link.session.iter_resources()]
+    assert (resource.title, resource.description) == ("Today's notes", "What happened today.")
+    assert (resource.mime_type, resource.size) == ("text/markdown", 12)
+    assert resource.annotations == types.Annotations(
+        audience=["user", "assistant"], priority=0.8, last_modified="2025-01-12T15:00:58Z"
+    )
+    assert isinstance(resource.icons, list)
+    assert resource.icons[0].sizes == ["48x48"]
+    [template] = [t async for t in link.session.iter_resource_templates()]
+    assert template.title == "Notes by day"
+    assert isinstance(template.annotations, types.Annotations)
+    assert template.annotations.priority == 0.0
+
+
+@pytest.mark.parametrize(
+    ("fields", "problem"),
+    [
+        ({"annotations": types.Annotations(priority=1.5)}, "priority"),
+        ({"annotations": types.Annotations(priority=-0.1)}, "priority"),
+        ({"annotations": types.Annotations(last_modified="yesterday")}, "last_modified"),
+        ({"annotations": types.Annotations(last_modified="2025-02-30")}, "last_modified"),
+        ({"annotations": types.Annotations(last_modified="2025-01-12T25:00:00Z")}, "modified"),
+        ({"size": -1}, "size"),
+    ],
+)
+def test_a_listing_the_schema_refuses_fails_at_registration(
+    fields: dict[str, Any], problem: str
+) -> None:
+    target = server()
+    with pytest.raises(ValueError, match=problem):
+        target.resource("notes://x", **fields)(lambda: "x")
+    if "size" not in fields:
+        with pytest.raises(ValueError, match=problem):
+            target.resource_template("notes://{x}", **fields)(lambda x: x)
+
+
+@asynchronous
+async def test_prompt_messages_carry_every_content_kind(mode: str) -> None:
+    target = server()
+
+    @target.prompt()
+    def listen(track: str) -> list[types.PromptMessage]:
+        """A prompt with audio and a link."""
+        return [
+            types.PromptMessage(
+                role="user", content=types.AudioContent(data="UklGRg==", mime_type="audio/wav")
+            ),
+            types.PromptMessage(
+                role="assistant",
+                content=types.ResourceLink(uri=f"tracks://{track}", name=track),
+            ),
+        ]
+
+    link = await connected(target, mode)
+    result = await link.session.get_prompt("listen", {"track": "intro"})
+    audio, linked = result.messages
+    assert isinstance(audio.content, types.AudioContent)
+    assert audio.content.mime_type == "audio/wav"
+    assert isinstance(linked.content, types.ResourceLink)
+    assert (linked.role, linked.content.uri) == ("assistant", "tracks://intro")
+    with pytest.raises(McpError) as raised:
+        await link.session.get_prompt("listen")
+    assert raised.value.code == jsonrpc.INVALID_PARAMS
