@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpcore.jsonschema._compile import compile_schema
-from mcpcore.jsonschema._engine import (
+from mcpcore.jsonschema._errors import (
     MAX_DEPTH,
     MAX_STEPS,
     MAX_SUBSCHEMAS,
@@ -51,10 +51,9 @@ from mcpcore.jsonschema._engine import (
     InvalidInstance,
     SchemaError,
     ValidationIssue,
-    _Budget,
     _LimitError,
-    _Notes,
 )
+from mcpcore.jsonschema._state import _Budget, _Notes
 
 __all__ = [
     "MAX_DEPTH",

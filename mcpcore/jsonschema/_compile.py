@@ -1,95 +1,43 @@
-"""Compiling a schema document into `_engine` nodes: dialects, resources and ``$ref``.
+"""Pass 2 of compiling: one `_nodes._Node` per subschema, each keyword checked on the way.
 
-Two passes. The scan walks every subschema position the dialect defines, computing base
-URIs from ``$id`` and recording resources and anchors, so that any ``$ref`` can be
-resolved without touching anything outside the document. The compile then builds one
-node per subschema (memoised by identity, which is how ``$ref`` cycles close) and checks
-each keyword's value as it goes.
+`_resources._Document` has scanned the document first (dialect, base URIs, resources,
+anchors), so any ``$ref`` resolves. `_Compiler` then builds one node per subschema,
+memoised by identity, which is how ``$ref`` cycles close, and turns each keyword into
+a check from `_assertions`, `_arrays`, `_objects` or `_composition` after checking its
+value, so that a schema we can't honour fails here rather than at validation.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Mapping
-from typing import Any, Final
-from urllib.parse import unquote, urldefrag, urljoin
+from typing import Any
 
-from mcpcore.jsonschema._engine import (
-    _FALSE,
-    _TRUE,
-    DIALECTS,
-    DRAFT_07,
-    DRAFT_2020_12,
-    MAX_SUBSCHEMAS,
-    TYPE_NAMES,
-    SchemaError,
+from mcpcore.jsonschema._arrays import _contains, _items, _unevaluated_items, _unique_items
+from mcpcore.jsonschema._assertions import _bound, _equals_one_of, _multiple_of, _pattern, _size
+from mcpcore.jsonschema._composition import (
     _all_of,
     _any_of,
-    _bound,
-    _Check,
-    _contains,
-    _declared_properties,
-    _dependent_required,
     _dependent_schemas,
-    _equals_one_of,
     _if,
     _in_place,
-    _items,
-    _LeafNode,
-    _members,
-    _multiple_of,
-    _Node,
     _not,
     _one_of,
-    _pattern,
-    _pointer_tokens,
+)
+from mcpcore.jsonschema._errors import SchemaError, _TooDeepError
+from mcpcore.jsonschema._nodes import _FALSE, _TRUE, TYPE_NAMES, _LeafNode, _Node
+from mcpcore.jsonschema._objects import (
+    _declared_properties,
+    _dependent_required,
+    _members,
     _property_names,
     _required,
-    _show,
-    _size,
-    _TooDeepError,
-    _unevaluated_items,
     _unevaluated_properties,
-    _unique_items,
 )
-
-# Core §8.2.2: an anchor is a plain name, like an XML NCName.
-_ANCHOR: Final = re.compile(r"[A-Za-z_][-A-Za-z0-9._]*")
-# RFC 6901 §4: an array index is decimal without leading zeros.
-_INDEX: Final = re.compile(r"0|[1-9][0-9]*")
-
-
-@dataclasses.dataclass(frozen=True)
-class _Positions:
-    """Where a dialect puts subschemas: as a value, in an array, as an object's values."""
-
-    single: tuple[str, ...]
-    arrays: tuple[str, ...]
-    maps: tuple[str, ...]
-
-
-_POSITIONS: Final[Mapping[str, _Positions]] = {
-    # 2020-12 Core §10.2-10.3, §11, §8.2.4.
-    DRAFT_2020_12: _Positions(
-        single=(
-            *("additionalProperties", "propertyNames", "items", "contains", "not"),
-            *("if", "then", "else", "unevaluatedItems", "unevaluatedProperties"),
-        ),
-        arrays=("prefixItems", "allOf", "anyOf", "oneOf"),
-        maps=("properties", "patternProperties", "dependentSchemas", "$defs"),
-    ),
-    # draft-07 Validation §6.4-6.7, §9; `items` is a schema or an array of them.
-    DRAFT_07: _Positions(
-        single=(
-            *("additionalProperties", "propertyNames", "items", "additionalItems"),
-            *("contains", "not", "if", "then", "else"),
-        ),
-        arrays=("items", "allOf", "anyOf", "oneOf"),
-        maps=("properties", "patternProperties", "dependencies", "definitions"),
-    ),
-}
+from mcpcore.jsonschema._regex import _regex
+from mcpcore.jsonschema._resources import _Document, _escape
+from mcpcore.jsonschema._state import _Check, _show
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,64 +57,6 @@ def compile_schema(schema: Any, max_depth: int) -> Compiled:
     except RecursionError:
         raise SchemaError("the schema nests too deeply to compile") from None
     return Compiled(root, compiler.dialect, compiler.tracking)
-
-
-def _join(base: str, reference: str) -> str:
-    """Resolve a URI reference against a base (RFC 3986 §5), tolerating an empty base."""
-    if not base:
-        return reference
-    if reference.startswith("#"):
-        return urldefrag(base)[0] + reference
-    return urljoin(base, reference)
-
-
-def _ecma_regex(source: str) -> str:
-    r"""Rewrite the ECMA-262 constructs Python's `re` reads differently or not at all.
-
-    ``$`` becomes ``\Z``: in ECMA-262 it matches only at the very end, while Python's
-    also matches before a final newline (so ``^[a-z]+$`` would accept ``"abc\n"``).
-    Named groups ``(?<n>…)`` and backreferences ``\k<n>`` get Python's spelling. The
-    pattern is then compiled with `re.ASCII`, which gives ``\d``, ``\w`` and ``\b``
-    their ECMA-262 (ASCII) meaning.
-    """
-    out: list[str] = []
-    index, length, in_class = 0, len(source), False
-    while index < length:
-        char = source[index]
-        if char == "\\":
-            named = re.match(r"\\k<([A-Za-z_][A-Za-z0-9_]*)>", source[index:])
-            if named and not in_class:
-                out.append(f"(?P={named.group(1)})")
-                index += named.end()
-                continue
-            out.append(source[index : index + 2])
-            index += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            # As in Python's parser, a `]` first in a class (after any `^`) is literal.
-            end = index + 1 + (source.startswith("^", index + 1))
-            end += source.startswith("]", end)
-            out.append(source[index:end])
-            index, in_class = end, True
-            continue
-        elif char == "$":
-            char = r"\Z"
-        elif source.startswith("(?<", index) and not source.startswith(("(?<=", "(?<!"), index):
-            char, index = "(?P<", index + 2
-        out.append(char)
-        index += 1
-    return "".join(out)
-
-
-def _regex(source: Any, where: str) -> re.Pattern[str]:
-    if not isinstance(source, str):
-        raise SchemaError(f"{where} must be a string")
-    try:
-        return re.compile(_ecma_regex(source), re.ASCII)
-    except (re.error, OverflowError, RecursionError) as exc:
-        raise SchemaError(f"{where}: {_show(source)} is not a valid regex ({exc})") from None
 
 
 def _count(schema: Mapping[str, Any], key: str, loc: str) -> int | None:
@@ -197,144 +87,13 @@ def _names(value: Any, where: str) -> list[str]:
     raise SchemaError(f"{where} must be an array of strings")
 
 
-def _escape(name: str) -> str:
-    return name.replace("~", "~0").replace("/", "~1")
-
-
-class _Compiler:
-    """One document's compile: its resources, anchors, and the nodes built so far."""
+class _Compiler(_Document):
+    """One document's compile: the scanned document, and the nodes built so far."""
 
     def __init__(self, schema: Any, max_depth: int) -> None:
-        self.max_depth = max_depth
-        self.dialect = self._dialect_of(schema)
-        self.positions = _POSITIONS[self.dialect]
-        self.draft7 = self.dialect == DRAFT_07
-        self.resources: dict[str, Any] = {"": schema}
-        self.anchors: dict[tuple[str, str], Any] = {}
-        self.bases: dict[int, str] = {}
+        super().__init__(schema, max_depth)
         self.nodes: dict[int, _Node] = {}
         self.tracking = False
-        self.scanned = 0
-        self._scan(schema, "", "#", 0)
-
-    @staticmethod
-    def _dialect_of(schema: Any) -> str:
-        if not isinstance(schema, Mapping) or "$schema" not in schema:
-            return DRAFT_2020_12  # MCP 2025-11-25: the default when `$schema` is absent
-        declared = schema["$schema"]
-        dialect = DIALECTS.get(declared) if isinstance(declared, str) else None
-        if dialect is None:
-            raise SchemaError(
-                f"#/$schema: unsupported dialect {_show(declared)}; "
-                "supported are JSON Schema 2020-12 and draft-07"
-            )
-        return dialect
-
-    # -- pass 1: resources and anchors ----------------------------------------------
-
-    def _scan(self, schema: Any, base: str, loc: str, depth: int) -> None:
-        if not isinstance(schema, Mapping):
-            return
-        self._check_size(loc, depth, self.scanned)
-        self.scanned += 1
-        base = self.bases[id(schema)] = self._enter(schema, base, loc, register=True)
-        for key in self.positions.single:
-            value = schema.get(key)
-            if isinstance(value, Mapping):
-                self._scan(value, base, f"{loc}/{key}", depth + 1)
-        for key in self.positions.arrays:
-            value = schema.get(key)
-            if isinstance(value, (list, tuple)):
-                for index, item in enumerate(value):
-                    self._scan(item, base, f"{loc}/{key}/{index}", depth + 1)
-        for key in self.positions.maps:
-            value = schema.get(key)
-            if isinstance(value, Mapping):
-                for name, item in value.items():
-                    self._scan(item, base, f"{loc}/{key}/{_escape(str(name))}", depth + 1)
-
-    def _check_size(self, loc: str, depth: int, count: int) -> None:
-        if depth > self.max_depth:
-            raise SchemaError(f"{loc}: the schema nests deeper than {self.max_depth} levels")
-        if count >= MAX_SUBSCHEMAS:
-            raise SchemaError(f"{loc}: the schema has more than {MAX_SUBSCHEMAS} subschemas")
-
-    def _enter(self, schema: Mapping[str, Any], base: str, loc: str, *, register: bool) -> str:
-        """The base URI inside ``schema``; with ``register``, record its $id and anchors."""
-        if loc != "#" and "$schema" in schema:
-            declared = schema["$schema"]
-            if not isinstance(declared, str) or DIALECTS.get(declared) != self.dialect:
-                raise SchemaError(f"{loc}/$schema: one document must keep one dialect")
-        if self.draft7 and "$ref" in schema:
-            return base  # draft-07 Core §8.3: everything beside `$ref` is ignored, `$id` too
-        if "$id" in schema:
-            ident = schema["$id"]
-            if not isinstance(ident, str):
-                raise SchemaError(f"{loc}/$id must be a string")
-            uri, fragment = urldefrag(ident)
-            if uri:
-                base = _join(base, uri)
-                if register:
-                    self._register(self.resources, base, schema, f"{loc}/$id")
-            if fragment and not self.draft7:
-                # 2020-12 Core §8.2.1: "$id" MUST NOT contain a non-empty fragment.
-                raise SchemaError(f"{loc}/$id must not have a fragment; use $anchor")
-            if fragment and not fragment.startswith("/") and register:
-                # draft-07 Core §8.2.3: a plain-name fragment in "$id" is an anchor.
-                self._register(self.anchors, (base, fragment), schema, f"{loc}/$id")
-        if not self.draft7:
-            # 2020-12 Core §8.2.2. A $dynamicAnchor is also a plain anchor (§8.2.2);
-            # only $dynamicRef's dynamic-scope lookup is unsupported.
-            for keyword in ("$anchor", "$dynamicAnchor"):
-                if keyword in schema:
-                    name = schema[keyword]
-                    if not isinstance(name, str) or not _ANCHOR.fullmatch(name):
-                        raise SchemaError(f"{loc}/{keyword} must be a plain name")
-                    if register:
-                        self._register(self.anchors, (base, name), schema, f"{loc}/{keyword}")
-        return base
-
-    @staticmethod
-    def _register(table: dict[Any, Any], key: Any, schema: Any, where: str) -> None:
-        if table.setdefault(key, schema) is not schema:
-            raise SchemaError(f"{where}: defined twice in one document")
-
-    def _resolve(self, reference: Any, base: str, loc: str) -> tuple[Any, str]:
-        """The schema a ``$ref`` names (Core §8.2.3.1), never looking outside the document.
-
-        MCP 2026-07-28: "MUST NOT auto-dereference network `$ref`s"; a reference to a
-        resource not embedded in this document is a SchemaError here, at compile time.
-        """
-        where = f"{loc}/$ref"
-        if not isinstance(reference, str):
-            raise SchemaError(f"{where} must be a string")
-        uri, fragment = urldefrag(_join(base, reference))
-        resource = self.resources.get(uri)
-        if resource is None:
-            raise SchemaError(
-                f"{where}: {_show(reference)} is not defined in this schema "
-                "(external references are never fetched)"
-            )
-        if not fragment:
-            return resource, uri
-        if fragment.startswith("/"):
-            target = resource
-            for token in _pointer_tokens(fragment):
-                if isinstance(target, Mapping) and token in target:
-                    target = target[token]
-                elif isinstance(target, (list, tuple)) and _INDEX.fullmatch(token):
-                    if int(token) >= len(target):
-                        raise SchemaError(f"{where}: {_show(reference)} points at nothing")
-                    target = target[int(token)]
-                else:
-                    raise SchemaError(f"{where}: {_show(reference)} points at nothing")
-            return target, uri
-        target = self.anchors.get((uri, unquote(fragment)))
-        if target is None:
-            raise SchemaError(f"{where}: no anchor named {_show(fragment)}")
-        return target, uri
-
-    # -- pass 2: nodes --------------------------------------------------------------
 
     def compile(self, schema: Any, base: str, loc: str, depth: int) -> _Node:
         if schema is True:
