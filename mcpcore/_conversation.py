@@ -9,13 +9,14 @@ versions), `_inflight` (request ids), `_envelope`, `_results` and `_listen`.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 from mcpcore import _state
 from mcpcore._inflight import RequestTable
 from mcpcore._state import LEGACY_PHASES, Phase, Role, Step
 from mcpcore.methods import DEFAULT_METHODS, Direction, MethodTable
 from mcpcore.types import (
+    SERVER_INFO_META_KEY,
     ClientCapabilities,
     Implementation,
     LoggingLevel,
@@ -69,6 +70,12 @@ class ConversationState:
         self._their_capabilities: ServerCapabilities | ClientCapabilities | None = None
         self._their_info: Implementation | None = None
         self._requests = RequestTable()
+        # A 2026-07-28 client's request envelope (``_meta``), built once per version;
+        # a 2026-07-28 server's ``_meta`` for its results ("SHOULD include serverInfo").
+        self._envelope: dict[str, Any] | None = None
+        self._server_meta: Final = (
+            None if implementation is None else {SERVER_INFO_META_KEY: implementation}
+        )
         # Legacy logging/setLevel: None until the client asks for log messages.
         self._log_level: LoggingLevel | None = None
         sending = (

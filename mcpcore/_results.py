@@ -14,7 +14,6 @@ from mcpcore.methods import MethodSpec
 from mcpcore.types import (
     SERVER_INFO_META_KEY,
     ClientCapabilities,
-    Implementation,
     InitializeResult,
     InputRequiredResult,
 )
@@ -37,28 +36,57 @@ DEFAULT_TTL_MS: Final = 0
 DEFAULT_CACHE_SCOPE: Final = "private"
 
 
-def shape_modern_result(spec: MethodSpec, result: Any, server_info: Implementation | None) -> Any:
+class _Shape(msgspec.Struct, frozen=True, gc=False):
+    """What a result type lacks until it is shaped: computed once per type."""
+
+    result_type: bool
+    cache_hints: bool
+    meta: bool
+
+
+_SHAPES: dict[type, _Shape] = {}
+
+
+def _shape_of(result_type: type) -> _Shape:
+    shape = _SHAPES.get(result_type)
+    if shape is None:
+        fields = set(getattr(result_type, "__struct_fields__", ()))
+        shape = _SHAPES[result_type] = _Shape(
+            "result_type" in fields,
+            {"ttl_ms", "cache_scope"} <= fields and result_type is not InputRequiredResult,
+            "meta" in fields,
+        )
+    return shape
+
+
+def shape_modern_result(spec: MethodSpec, result: Any, server_meta: dict[str, Any] | None) -> Any:
     """``result`` as 2026-07-28 requires it: with ``resultType``, cache hints, ``serverInfo``.
 
     "Every result MUST include resultType" (2026-07-28 basic); cacheable results MUST
     carry ``ttlMs`` and ``cacheScope``, except an `InputRequiredResult`, which has no
-    cache hints; "servers SHOULD include serverInfo in every result's _meta". The
-    caller's object is never modified: a copy is returned when anything is added.
+    cache hints; "servers SHOULD include serverInfo in every result's _meta".
+    ``server_meta`` is ``{SERVER_INFO_META_KEY: our Implementation}``, built once by
+    the connection; it becomes the result's ``_meta`` when the result has none (shared,
+    never modified). The caller's object is never modified: a copy is returned when
+    anything is added.
     """
     if not isinstance(result, msgspec.Struct):
         return result  # a user-registered method answering with a plain dict
+    shape = _shape_of(type(result))
     changes: dict[str, Any] = {}
-    if getattr(result, "result_type", None) is UNSET:
+    if shape.result_type and result.result_type is UNSET:  # type: ignore[attr-defined]
         changes["result_type"] = "complete"
-    if spec.cacheable and not isinstance(result, InputRequiredResult):
-        if getattr(result, "ttl_ms", None) is UNSET:
+    if shape.cache_hints and spec.cacheable:
+        if result.ttl_ms is UNSET:  # type: ignore[attr-defined]
             changes["ttl_ms"] = DEFAULT_TTL_MS
-        if getattr(result, "cache_scope", None) is UNSET:
+        if result.cache_scope is UNSET:  # type: ignore[attr-defined]
             changes["cache_scope"] = DEFAULT_CACHE_SCOPE
-    if server_info is not None and hasattr(result, "meta"):
-        meta = result.meta
-        if meta is UNSET or SERVER_INFO_META_KEY not in meta:
-            changes["meta"] = {**(meta or {}), SERVER_INFO_META_KEY: server_info}
+    if server_meta is not None and shape.meta:
+        meta = result.meta  # type: ignore[attr-defined]
+        if meta is UNSET or not meta:
+            changes["meta"] = server_meta
+        elif SERVER_INFO_META_KEY not in meta:
+            changes["meta"] = {**meta, **server_meta}
     return msgspec.structs.replace(result, **changes) if changes else result
 
 

@@ -29,7 +29,7 @@ from msgspec import UNSET
 from mcpcore import _listen, _state, jsonrpc
 from mcpcore._admission import refuse_to_send
 from mcpcore._capabilities import has_capability, required_client_capabilities
-from mcpcore._envelope import progress_token_of, stamp_request_meta
+from mcpcore._envelope import progress_token_of, request_envelope, stamp_request_meta
 from mcpcore._inflight import (
     MAX_RECENTLY_CLOSED_IDS,
     MAX_REQUESTS_IN_FLIGHT,
@@ -42,6 +42,7 @@ from mcpcore._state import LEGACY_PHASES, Phase, Role, Step
 from mcpcore.errors import LocalProtocolError
 from mcpcore.methods import MethodSpec
 from mcpcore.types import (
+    PROTOCOL_VERSION_META_KEY,
     CancelledNotificationParams,
     ClientCapabilities,
     InitializeRequestParams,
@@ -145,10 +146,7 @@ class Connection(Receiving):
             if refusal is not None:
                 raise LocalProtocolError(refusal)
             if phase is Phase.MODERN:
-                capabilities = self._capabilities
-                if not isinstance(capabilities, ClientCapabilities):
-                    capabilities = ClientCapabilities()
-                params = stamp_request_meta(params, version, capabilities, self.implementation)
+                params = stamp_request_meta(params, self._request_envelope(version))
         token = progress_token_of(params)
         if token is False:
             raise LocalProtocolError("_meta.progressToken must be a string or an integer")
@@ -203,7 +201,7 @@ class Connection(Receiving):
             result = _listen.stamp_subscription_id(result, request_id)
         version = incoming.protocol_version
         if version is not None and era_of(version) is Era.MODERN:
-            result = shape_modern_result(spec, result, self.implementation)
+            result = shape_modern_result(spec, result, self._server_meta)
         return jsonrpc.encode_result_response(request_id, result)
 
     def send_error(
@@ -403,6 +401,15 @@ class Connection(Receiving):
     def _require_role(self, role: Role, action: str) -> None:
         if self.our_role is not role:
             raise LocalProtocolError(f"{action}() is for the {role.value} side")
+
+    def _request_envelope(self, version: str) -> dict[str, Any]:
+        envelope = self._envelope
+        if envelope is None or envelope[PROTOCOL_VERSION_META_KEY] != version:
+            capabilities = self._capabilities
+            if not isinstance(capabilities, ClientCapabilities):
+                capabilities = ClientCapabilities()
+            envelope = self._envelope = request_envelope(version, capabilities, self.implementation)
+        return envelope
 
     def _spec_to_send(self, method: str, *, request: bool) -> MethodSpec:
         if self._phase is Phase.CLOSED:
