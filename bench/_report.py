@@ -13,9 +13,9 @@ from bench._results import MCPCORE, WorkloadResult
 __all__ = ["COLUMNS", "RATIO_COLUMNS", "format_table", "write_json"]
 
 #: Every variant column, in table order.
-COLUMNS = (MCPCORE, "sdk", "sdk-session", "msgspec", "json", "orjson")
+COLUMNS = (MCPCORE, "sdk", "sdk-session", "sdk-lowlevel", "msgspec", "json", "orjson")
 #: The speed-up columns: mcpcore over each of these.
-RATIO_COLUMNS = ("sdk", "sdk-session", "msgspec")
+RATIO_COLUMNS = ("sdk", "sdk-session", "sdk-lowlevel", "msgspec")
 
 RATIO_DEFINITION = (
     "ratios are mcpcore's speed-up over the other variant (above 1: mcpcore is faster), "
@@ -26,18 +26,24 @@ _UNIT_TITLES = {
     "round trips/s": "round trips per second",
     "ms": "milliseconds (lower is better)",
 }
-_NAME_WIDTH = 43
+_NAME_WIDTH = 52
 _SIZE_WIDTH = 9
 _VALUE_WIDTH = 12
 _RATIO_WIDTH = 15
 
 
 def format_table(results: Sequence[WorkloadResult], settings: Settings) -> str:
-    """The whole report as text: one table (a section per layer), targets, then notes."""
+    """The whole report as text: one table (a section per layer), targets, then notes.
+
+    Only the columns some workload fills are shown (``sdk-lowlevel`` belongs to the
+    dispatch layer alone, say).
+    """
+    columns = [name for name in COLUMNS if any(name in r.values for r in results)]
+    ratios = [name for name in RATIO_COLUMNS if name in columns]
     header = (
         f"{'workload':<{_NAME_WIDTH}}{'size':>{_SIZE_WIDTH}}"
-        + "".join(f"{name:>{_VALUE_WIDTH}}" for name in COLUMNS)
-        + "".join(f"{'vs ' + name:>{_RATIO_WIDTH}}" for name in RATIO_COLUMNS)
+        + "".join(f"{name:>{_VALUE_WIDTH}}" for name in columns)
+        + "".join(f"{'vs ' + name:>{_RATIO_WIDTH}}" for name in ratios)
     )
     lines = [
         f"mcpcore benchmark: median of {settings.repeat} repetitions"
@@ -52,23 +58,23 @@ def format_table(results: Sequence[WorkloadResult], settings: Settings) -> str:
         if (result.layer, result.unit) != section:
             section = (result.layer, result.unit)
             lines.append(f"[{result.layer}: {_UNIT_TITLES[result.unit]}]")
-        lines.append(_row(result))
+        lines.append(_row(result, columns, ratios))
     lines.extend(_targets(results))
     lines.extend(_notes(results))
     return "\n".join(lines)
 
 
-def _row(result: WorkloadResult) -> str:
+def _row(result: WorkloadResult, columns: Sequence[str], ratios: Sequence[str]) -> str:
     size = "" if result.size_bytes is None else _format_size(result.size_bytes)
     cells = [f"{result.name:<{_NAME_WIDTH}}{size:>{_SIZE_WIDTH}}"]
-    for name in COLUMNS:
+    for name in columns:
         if name not in result.values:
             text = "-"
         else:
             value = result.values[name]
             text = "n/a" if value is None else _format_value(value, result.unit)
         cells.append(f"{text:>{_VALUE_WIDTH}}")
-    for name in RATIO_COLUMNS:
+    for name in ratios:
         key = f"{MCPCORE}/{name}"
         if key not in result.ratios:
             text = "-"

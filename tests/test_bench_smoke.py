@@ -25,6 +25,8 @@ EXPECTED_WORKLOADS = {
     "progress notification",
     "tools/call round trip, legacy (2025-11-25)",
     "tools/call round trip, modern (2026-07-28)",
+    "tools/call via Server dispatch, legacy (2025-11-25)",
+    "tools/call via Server dispatch, modern (2026-07-28)",
     "import time (net of interpreter start)",
 }
 SDK_INSTALLED = all(importlib.util.find_spec(name) for name in ("mcp", "mcp_types"))
@@ -80,6 +82,12 @@ def test_quick_run_reports_every_workload(tmp_path: Path) -> None:
             assert workload["ratios"]["mcpcore/sdk"] > 0, name
         else:
             assert workload["values"]["sdk"] is None, name
+    dispatch = [w for w in document["workloads"] if w["layer"] == "dispatch"]
+    assert len(dispatch) == 2
+    for workload in dispatch:
+        lowlevel = workload["values"]["sdk-lowlevel"]
+        assert (lowlevel is not None and lowlevel > 0) is SDK_INSTALLED
+        assert {t["metric"] for t in workload["targets"]} == {"mcpcore/sdk", "mcpcore/sdk-lowlevel"}
 
 
 def test_without_the_optional_libraries_their_columns_are_na(tmp_path: Path) -> None:
