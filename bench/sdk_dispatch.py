@@ -40,11 +40,13 @@ def high_level_server(weather: Callable[[str, str], str]) -> MCPServer:
     """An ``MCPServer`` with the tool (the decorator API)."""
     server = MCPServer("sdk-bench")
 
-    @server.tool()
     def get_weather(location: str, units: str = "metric") -> str:
         """The weather at a location."""
         return weather(location, units)
 
+    # (Registered by a call rather than as a decorator, so that mypy accepts it whether
+    # or not the SDK's types are installed.)
+    server.tool()(get_weather)
     return server
 
 
@@ -80,7 +82,8 @@ def call_tool(arguments: dict[str, Any]) -> Callable[[Client], Awaitable[Any]]:
     """One ``tools/call`` of ``get_weather``."""
 
     def call(client: Client) -> Awaitable[Any]:
-        return client.call_tool("get_weather", arguments)
+        answer: Awaitable[Any] = client.call_tool("get_weather", arguments)
+        return answer
 
     return call
 
