@@ -239,8 +239,14 @@ class ConversationMachine(RuleBasedStateMachine):
             "tools/list": types.ListToolsResult(tools=[]),
             "tools/call": types.CallToolResult(content=[]),
             "prompts/get": types.GetPromptResult(messages=[]),
-        }.get(request.method, types.EmptyResult())
-        data = self.pair.server.send_result(request.request_id, result)
+            "resources/read": types.ReadResourceResult(contents=[]),
+            "ping": types.EmptyResult(),
+        }.get(request.method)
+        if result is None:
+            # Garbage that happened to be some other valid request: an error ends any.
+            data = self.pair.server.send_error(request.request_id, -32603, "Internal error")
+        else:
+            data = self.pair.server.send_result(request.request_id, result)
         if data is not None:
             self.to_client(data)
 
