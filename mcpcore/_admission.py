@@ -18,7 +18,7 @@ from msgspec import Raw, UnsetType
 
 from mcpcore import jsonrpc
 from mcpcore._capabilities import has_capability, required_client_capabilities
-from mcpcore._envelope import Rejection, meta_of, probe_meta, read_modern_envelope
+from mcpcore._envelope import Rejection, probe_meta, read_modern_envelope
 from mcpcore._state import LEGACY_PHASES, Phase, Role
 from mcpcore.methods import MethodSpec
 from mcpcore.types import (
@@ -45,12 +45,14 @@ Admission: TypeAlias = tuple[str | None, ClientCapabilities | None, LoggingLevel
 
 
 def admit_on_server(
-    conn: ConversationState, spec: MethodSpec, params: Any
+    conn: ConversationState, spec: MethodSpec, params: Any, meta: dict[str, Any] | None
 ) -> Admission | Rejection:
-    """Decide whether a server serves a request, and under which version."""
+    """Decide whether a server serves a request, and under which version.
+
+    ``meta`` is the request's ``_meta`` (`meta_of` its params), read once by the caller.
+    """
     if spec.name == "initialize":
-        return _admit_initialize(conn, params)
-    meta = meta_of(params)
+        return _admit_initialize(conn, params, meta)
     phase = conn.phase
     modern_claim = meta is not None and PROTOCOL_VERSION_META_KEY in meta
     if modern_claim and not conn.supported_modern_versions:
@@ -96,12 +98,11 @@ def admit_on_server(
 
 
 def _admit_initialize(
-    conn: ConversationState, params: InitializeRequestParams
+    conn: ConversationState, params: InitializeRequestParams, meta: dict[str, Any] | None
 ) -> Admission | Rejection:
     requested = params.protocol_version
     modern = list(conn.supported_modern_versions)
     if conn.phase is Phase.MODERN:
-        meta = meta_of(params)
         if meta is not None and PROTOCOL_VERSION_META_KEY in meta:
             # A 2026-07-28 request for a method 2026-07-28 removed (on Streamable HTTP's
             # modern path that is 404 + -32601).
@@ -168,11 +169,12 @@ def _gated(conn: ConversationState, spec: MethodSpec, version: str) -> Rejection
     "-32601 also means method gated behind a server capability the server did not
     advertise" (2026-07-28 basic).
     """
+    capability, ours = spec.capability, conn.capabilities
     if (
-        spec.capability is None
-        or conn.capabilities is None
+        capability is None
+        or ours is None
         or (spec.capability_since is not None and not is_at_least(version, spec.capability_since))
-        or has_capability(conn.capabilities, spec.capability)
+        or has_capability(ours, capability)
     ):
         return None
     return _method_not_found(spec.name)

@@ -81,8 +81,9 @@ class ConversationState:
         sending = (
             Direction.CLIENT_TO_SERVER if our_role is Role.CLIENT else Direction.SERVER_TO_CLIENT
         )
-        # The methods we may send, and those the peer may send us.
-        self._sendable: Final = methods.flowing(sending)
+        # The requests and notifications we may send, and the methods the peer may send us.
+        self._sendable_requests: Final = methods.flowing_specs(sending, requests=True)
+        self._sendable_notifications: Final = methods.flowing_specs(sending, requests=False)
         self._receivable: Final = methods.flowing(Direction.BOTH & ~sending)
         self._call_decoder: Final = methods.call_decoder
         # The one-pass decoding paths (mcpcore._onepass) change speed, never behaviour;

@@ -9,8 +9,9 @@ Ids are compared exactly: ``"7"`` and ``7`` are different requests.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 from typing import Final
+
+import msgspec
 
 from mcpcore.errors import LocalProtocolError
 from mcpcore.methods import MethodSpec
@@ -46,9 +47,12 @@ MAX_RECENTLY_CLOSED_IDS: Final = 65_536
 MAX_SUBSCRIPTIONS: Final = 1024
 
 
-@dataclass(slots=True)
-class IncomingRequest:
-    """A request the peer sent us that we have not answered yet."""
+class IncomingRequest(msgspec.Struct, gc=False):
+    """A request the peer sent us that we have not answered yet.
+
+    (Mutable Structs rather than dataclasses, here and below: one is built per
+    request, and a Struct is built several times faster.)
+    """
 
     spec: MethodSpec
     protocol_version: str | None
@@ -64,8 +68,7 @@ class IncomingRequest:
     honoured_filter: SubscriptionFilter | None = None
 
 
-@dataclass(slots=True)
-class OutgoingRequest:
+class OutgoingRequest(msgspec.Struct, gc=False):
     """A request we sent that the peer has not answered yet."""
 
     spec: MethodSpec

@@ -20,7 +20,7 @@ from mcpcore._admission import (
     reject_unknown_method,
 )
 from mcpcore._conversation import ConversationState
-from mcpcore._envelope import Rejection, progress_token_of
+from mcpcore._envelope import Rejection, meta_of, progress_token_in
 from mcpcore._inflight import IncomingRequest
 from mcpcore._results import decode_result
 from mcpcore._state import Phase, Role, Step
@@ -176,14 +176,15 @@ class Receiving(ConversationState):
     ) -> None:
         """Admit a request whose params decoded (or refuse it with the right answer)."""
         method = spec.name
+        meta = meta_of(params)
         if self.our_role is Role.SERVER:
-            admission = admit_on_server(self, spec, params)
+            admission = admit_on_server(self, spec, params, meta)
         else:
             admission = admit_on_client(self, spec)
         if isinstance(admission, Rejection):
             events.append(self._reject(request_id, method, admission))
             return
-        token = progress_token_of(params)
+        token = progress_token_in(meta)
         if token is False:
             rejection = Rejection(
                 jsonrpc.INVALID_PARAMS,

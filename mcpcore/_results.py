@@ -47,15 +47,13 @@ class _Shape(msgspec.Struct, frozen=True, gc=False):
 _SHAPES: dict[type, _Shape] = {}
 
 
-def _shape_of(result_type: type) -> _Shape:
-    shape = _SHAPES.get(result_type)
-    if shape is None:
-        fields = set(getattr(result_type, "__struct_fields__", ()))
-        shape = _SHAPES[result_type] = _Shape(
-            "result_type" in fields,
-            {"ttl_ms", "cache_scope"} <= fields and result_type is not InputRequiredResult,
-            "meta" in fields,
-        )
+def _learn_shape(result_type: type) -> _Shape:
+    fields = set(getattr(result_type, "__struct_fields__", ()))
+    shape = _SHAPES[result_type] = _Shape(
+        "result_type" in fields,
+        {"ttl_ms", "cache_scope"} <= fields and result_type is not InputRequiredResult,
+        "meta" in fields,
+    )
     return shape
 
 
@@ -72,7 +70,7 @@ def shape_modern_result(spec: MethodSpec, result: Any, server_meta: dict[str, An
     """
     if not isinstance(result, msgspec.Struct):
         return result  # a user-registered method answering with a plain dict
-    shape = _shape_of(type(result))
+    shape = _SHAPES.get(type(result)) or _learn_shape(type(result))
     changes: dict[str, Any] = {}
     if shape.result_type and result.result_type is UNSET:  # type: ignore[attr-defined]
         changes["result_type"] = "complete"
@@ -153,7 +151,8 @@ def result_problem(
     """Why ``result`` can't answer ``request``, or None when it can."""
     expected = spec.result_type
     if (
-        isinstance(result, msgspec.Struct)
+        type(result) is not expected  # the method's own type (the common case) is fine
+        and isinstance(result, msgspec.Struct)
         and isinstance(expected, type)
         and not isinstance(result, (expected, InputRequiredResult))
     ):

@@ -43,14 +43,24 @@ __all__ = [
 ]
 
 
-class Role(enum.Enum):
+class _IdentityEnum(enum.Enum):
+    """An enum whose members hash by identity, as they already compare.
+
+    Phases and roles are looked up in the tables below on every message, and
+    ``enum.Enum.__hash__`` is a Python function (it hashes the member's name).
+    """
+
+    __hash__ = object.__hash__
+
+
+class Role(_IdentityEnum):
     """Which end of the conversation a `Connection` is."""
 
     CLIENT = "client"
     SERVER = "server"
 
 
-class Phase(enum.Enum):
+class Phase(_IdentityEnum):
     """Where a connection is in its lifecycle."""
 
     #: Nothing has chosen the era yet.
@@ -67,7 +77,7 @@ class Phase(enum.Enum):
     CLOSED = "closed"
 
 
-class Step(enum.Enum):
+class Step(_IdentityEnum):
     """A message, or a local decision, that moves the lifecycle."""
 
     INITIALIZE_REQUEST = "initialize request"

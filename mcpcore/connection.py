@@ -29,7 +29,12 @@ from msgspec import UNSET
 from mcpcore import _listen, _state, jsonrpc
 from mcpcore._admission import refuse_to_send
 from mcpcore._capabilities import has_capability, required_client_capabilities
-from mcpcore._envelope import progress_token_of, request_envelope, stamp_request_meta
+from mcpcore._envelope import (
+    meta_of,
+    progress_token_in,
+    request_envelope,
+    stamp_request_meta,
+)
 from mcpcore._inflight import (
     MAX_RECENTLY_CLOSED_IDS,
     MAX_REQUESTS_IN_FLIGHT,
@@ -132,7 +137,9 @@ class Connection(Receiving):
         phase = self._phase
         if not _state.may_send_request(self.our_role, phase, method):
             raise LocalProtocolError(f"can't send {method} in the {phase.value} phase")
-        params = self._default_params(spec, params)
+        if params is None:
+            params = self._empty_params(spec)
+        meta = meta_of(params)  # the caller's own _meta keys, if any
         version = self._version
         if method == "initialize":
             if not isinstance(params, InitializeRequestParams):
@@ -146,8 +153,9 @@ class Connection(Receiving):
             if refusal is not None:
                 raise LocalProtocolError(refusal)
             if phase is Phase.MODERN:
-                params = stamp_request_meta(params, self._request_envelope(version))
-        token = progress_token_of(params)
+                params = stamp_request_meta(params, meta, self._request_envelope(version))
+        # Read from the caller's keys: the envelope stamped on top carries no progress token.
+        token = progress_token_in(meta)
         if token is False:
             raise LocalProtocolError("_meta.progressToken must be a string or an integer")
         request_id = self._requests.start(request_id, spec, token)
@@ -178,7 +186,9 @@ class Connection(Receiving):
         capability = spec.capability
         if capability and self._capabilities and not has_capability(self._capabilities, capability):
             raise LocalProtocolError(f"{method} needs the {capability} capability")
-        data = jsonrpc.encode_notification(method, self._default_params(spec, params))
+        if params is None:
+            params = self._empty_params(spec)
+        data = jsonrpc.encode_notification(method, params)
         if method == "notifications/initialized":
             self._advance_local(Step.INITIALIZED_NOTIFICATION)
         return data
@@ -370,7 +380,9 @@ class Connection(Receiving):
         spec = self._spec_to_send(method, request=False)
         if incoming.cancelled:
             return None
-        params = _listen.stamp_subscription_id(self._default_params(spec, params), request_id)
+        if params is None:
+            params = self._empty_params(spec)
+        params = _listen.stamp_subscription_id(params, request_id)
         return jsonrpc.encode_notification(method, params)
 
     def close_subscription(self, request_id: RequestId) -> bytes | None:
@@ -414,19 +426,24 @@ class Connection(Receiving):
     def _spec_to_send(self, method: str, *, request: bool) -> MethodSpec:
         if self._phase is Phase.CLOSED:
             raise LocalProtocolError("the connection is closed")
-        spec = self.methods.get(method)
+        sendable = self._sendable_requests if request else self._sendable_notifications
+        spec = sendable.get(method)
         if spec is None:
-            raise LocalProtocolError(f"unknown method {method!r}; register it in the method table")
-        if spec.is_request is not request:
-            kind = "a request" if spec.is_request else "a notification"
-            raise LocalProtocolError(f"{method} is {kind}")
-        if method not in self._sendable:
-            raise LocalProtocolError(f"a {self.our_role.value} can't send {method}")
+            raise self._unsendable(method, request=request)
         return spec
 
-    def _default_params(self, spec: MethodSpec, params: Any) -> Any:
-        if params is not None:
-            return params
+    def _unsendable(self, method: str, *, request: bool) -> LocalProtocolError:
+        """Why ``method`` is not one of the requests (or notifications) we may send."""
+        spec = self.methods.get(method)
+        if spec is None:
+            return LocalProtocolError(f"unknown method {method!r}; register it in the method table")
+        if spec.is_request is not request:
+            kind = "a request" if spec.is_request else "a notification"
+            return LocalProtocolError(f"{method} is {kind}")
+        return LocalProtocolError(f"a {self.our_role.value} can't send {method}")
+
+    def _empty_params(self, spec: MethodSpec) -> Any:
+        """The params a request or notification sent without any gets."""
         try:
             return spec.params_type()
         except TypeError:

@@ -137,11 +137,12 @@ class MethodSpec:
 class MethodTable(Mapping[str, MethodSpec]):
     """An immutable map from method name to `MethodSpec`."""
 
-    __slots__ = ("_call_decoder", "_flowing", "_specs")
+    __slots__ = ("_call_decoder", "_flowing", "_flowing_by_kind", "_specs")
 
     def __init__(self, specs: Iterable[MethodSpec]) -> None:
         self._call_decoder: msgspec.json.Decoder[Any] | None = None
         self._flowing: dict[Direction, frozenset[str]] = {}
+        self._flowing_by_kind: dict[tuple[Direction, bool], Mapping[str, MethodSpec]] = {}
         self._specs: dict[str, MethodSpec] = {}
         for spec in specs:
             if spec.name in self._specs:
@@ -168,6 +169,22 @@ class MethodTable(Mapping[str, MethodSpec]):
                 name for name, spec in self._specs.items() if spec.direction & direction
             )
         return names
+
+    def flowing_specs(self, direction: Direction, *, requests: bool) -> Mapping[str, MethodSpec]:
+        """The requests (``requests=True``) or notifications that may flow in ``direction``.
+
+        One lookup tells a connection that a method exists, is of the kind it means to
+        send, and may flow its way.
+        """
+        key = (direction, requests)
+        specs = self._flowing_by_kind.get(key)
+        if specs is None:
+            specs = self._flowing_by_kind[key] = {
+                name: spec
+                for name, spec in self._specs.items()
+                if spec.direction & direction and spec.is_request is requests
+            }
+        return specs
 
     @property
     def call_decoder(self) -> msgspec.json.Decoder[Any]:

@@ -142,6 +142,8 @@ class SessionCore:
         "The level is set per request through _meta" (2026-07-28 server/utilities/
         logging); a key the caller set itself wins.
         """
+        if not meta and self._log_level is None:
+            return UNSET  # nothing to add: the common case
         merged = dict(meta) if meta else {}
         if self._log_level is not None and self._connection.phase is Phase.MODERN:
             merged.setdefault(LOG_LEVEL_META_KEY, self._log_level)

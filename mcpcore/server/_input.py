@@ -91,22 +91,17 @@ def request_digest(method: str, params: Any) -> str:
     return hashlib.sha256(body).hexdigest()[:32]
 
 
-class Rounds:
-    """One request's answers so far: from earlier rounds (the state) and from this retry."""
+class Rounds(msgspec.Struct):
+    """One request's answers so far: from earlier rounds (the state) and from this retry.
 
-    __slots__ = ("answers", "handler_state", "responses", "round")
+    (A Struct: every 2026-07-28 tools/call, resources/read and prompts/get builds one,
+    and a Struct is built several times faster than a plain class.)
+    """
 
-    def __init__(
-        self,
-        answers: dict[str, Any],
-        responses: dict[str, Any],
-        handler_state: dict[str, Any],
-        round_: int,
-    ) -> None:
-        self.answers = answers
-        self.responses = responses
-        self.handler_state = handler_state
-        self.round = round_
+    answers: dict[str, Any]
+    responses: dict[str, Any]
+    handler_state: dict[str, Any]
+    round: int
 
     def answer(self, key: str, method: str) -> Any:
         """The typed answer to ``key`` (an ``method`` input request), or None if there is none.

@@ -174,10 +174,10 @@ def to_call_result(value: Any, *, wrap: bool = False) -> Any:
     content blocks are the content; anything else is structured output, with its JSON
     as a text block too ("SHOULD also return the serialized JSON", 2025-06-18).
     """
+    if isinstance(value, str):  # the most common, so looked at first
+        return types.CallToolResult(content=[types.TextContent(text=value)])
     if isinstance(value, (types.CallToolResult, types.InputRequiredResult)):
         return value
-    if isinstance(value, str):
-        return types.CallToolResult(content=[types.TextContent(text=value)])
     if isinstance(value, _CONTENT_TYPES):
         return types.CallToolResult(content=[value])
     if isinstance(value, list) and value and all(isinstance(v, _CONTENT_TYPES) for v in value):
@@ -206,7 +206,7 @@ def _bind(tool: RegisteredTool, arguments: dict[str, Any]) -> tuple[str | None, 
         bound = msgspec.convert(arguments, signature.arguments_type)
     except msgspec.ValidationError as exc:
         return str(exc), {}
-    return None, {name: getattr(bound, name) for name in bound.__struct_fields__}
+    return None, msgspec.structs.asdict(bound)
 
 
 def _input_schema(signature: HandlerSignature) -> dict[str, Any]:

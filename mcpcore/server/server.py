@@ -320,8 +320,10 @@ class Server:
                 return connection.send_error(
                     event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error"
                 )
+        if modern:
+            result = self._with_cache_hints(result)
         try:
-            return connection.send_result(event.request_id, self._with_cache_hints(result, modern))
+            return connection.send_result(event.request_id, result)
         except LocalProtocolError as exc:  # the handler built an answer the protocol refuses
             self._report(exc, context)
             return connection.send_error(event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
@@ -388,8 +390,9 @@ class Server:
         page, cursor = self._paginator.page("tools", tools, context.params.cursor)
         return types.ListToolsResult(tools=page, next_cursor=cursor)
 
-    async def _call_tool(self, context: Context) -> Any:
-        return await self.tools.call(context, context.params)
+    def _call_tool(self, context: Context) -> Awaitable[Any]:
+        # The registry's coroutine itself, not one more coroutine awaiting it.
+        return self.tools.call(context, context.params)
 
     async def _list_resources(self, context: Context) -> types.ListResourcesResult:
         resources = [r for r in self.resources.resources() if await self._allowed(context, r.uri)]
@@ -433,10 +436,11 @@ class Server:
         page, cursor = self._paginator.page("prompts", prompts, context.params.cursor)
         return types.ListPromptsResult(prompts=page, next_cursor=cursor)
 
-    async def _get_prompt(
+    def _get_prompt(
         self, context: Context
-    ) -> types.GetPromptResult | types.InputRequiredResult:
-        return await self.prompts.get(context, context.params)
+    ) -> Awaitable[types.GetPromptResult | types.InputRequiredResult]:
+        # As in _call_tool: the registry's coroutine itself.
+        return self.prompts.get(context, context.params)
 
     async def _complete(self, context: Context) -> types.CompleteResult:
         params: types.CompleteRequestParams = context.params
@@ -522,8 +526,9 @@ class Server:
         state = states.seal(context.method, digest, context.principal, rounds)
         return types.InputRequiredResult(input_requests=need.requests, request_state=state)
 
-    def _with_cache_hints(self, result: Any, modern: bool) -> Any:
-        if modern and hasattr(result, "ttl_ms") and result.ttl_ms is UNSET:
+    def _with_cache_hints(self, result: Any) -> Any:
+        """A 2026-07-28 result, with our cache hints where its author gave none."""
+        if hasattr(result, "ttl_ms") and result.ttl_ms is UNSET:
             result.ttl_ms = self.cache_ttl_ms
             result.cache_scope = self.cache_scope
         return result
