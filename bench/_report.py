@@ -28,8 +28,8 @@ _UNIT_TITLES = {
 }
 _NAME_WIDTH = 52
 _SIZE_WIDTH = 9
-_VALUE_WIDTH = 12
-_RATIO_WIDTH = 15
+_VALUE_WIDTH = 14
+_RATIO_WIDTH = 17
 
 
 def format_table(results: Sequence[WorkloadResult], settings: Settings) -> str:

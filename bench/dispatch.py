@@ -47,8 +47,9 @@ INFO = types.Implementation(name="mcpcore-bench", version="1.0")
 ARGUMENTS = {"location": "New York", "units": "metric"}
 #: "ours vs the official SDK's in-memory client/server pair: >= 10x in both eras".
 BEATS_SDK = Target("SDK >= 10x", "mcpcore/sdk", 10.0)
-#: The same goal, against the SDK's leanest server.
-BEATS_SDK_LOWLEVEL = Target("SDK low-level >= 10x", "mcpcore/sdk-lowlevel", 10.0)
+#: The same goal against the SDK's leanest server, which validates no arguments (and in
+#: 2026-07-28 encodes no JSON): beyond the issue's comparison, kept in view.
+BEATS_SDK_LOWLEVEL = Target("SDK low-level >= 10x (stretch)", "mcpcore/sdk-lowlevel", 10.0)
 #: A fixed key and clock: the bench signs nothing, but a Server is built as in production.
 _KEY = b"mcpcore-bench-key-of-32-bytes..."
 
@@ -166,6 +167,18 @@ def _checked(name: str, runner: BatchRunner[Any]) -> Variant:
     return Variant(name, runner.operation)
 
 
+_NOTES = {
+    "legacy": (
+        "client API to tool handler and back, asyncio, one call at a time; "
+        "every variant encodes and decodes JSON-RPC",
+    ),
+    "modern": (
+        "client API to tool handler and back, asyncio, one call at a time",
+        "the SDK's in-process 2026-07-28 path hands typed objects across (no JSON); "
+        "mcpcore encodes and decodes every message",
+    ),
+}
+
 ERAS = (
     ("legacy", "tools/call via Server dispatch, legacy (2025-11-25)"),
     ("modern", "tools/call via Server dispatch, modern (2026-07-28)"),
@@ -207,11 +220,7 @@ def run(context: Context) -> list[WorkloadResult]:
                 measured=per_call,
                 unavailable=() if with_sdk else ("sdk", "sdk-lowlevel"),
                 targets=(BEATS_SDK, BEATS_SDK_LOWLEVEL),
-                notes=(
-                    "client API to tool handler and back, asyncio, one call at a time",
-                    "sdk in 2026-07-28 hands typed objects over in process (no JSON); "
-                    "mcpcore encodes and decodes every message",
-                ),
+                notes=_NOTES[era],
             )
         )
     return results
