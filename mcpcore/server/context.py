@@ -157,10 +157,17 @@ class Context:
         if self.era is Era.LEGACY:
             return {key: await self._ask_legacy(request) for key, request in requests.items()}
         rounds = self._rounds
+        if rounds is None:
+            # "ONLY tools/call, resources/read and prompts/get" may answer
+            # InputRequiredResult (2026-07-28 basic/patterns/mrtr).
+            raise RuntimeError(
+                f"{self.method} can't ask the client for input in 2026-07-28: only "
+                "tools/call, resources/read and prompts/get can"
+            )
         answers: dict[str, Any] = {}
         missing: dict[str, InputRequest] = {}
         for key, request in requests.items():
-            answer = None if rounds is None else rounds.answer(key, _METHOD_OF[type(request)])
+            answer = rounds.answer(key, _METHOD_OF[type(request)])
             if answer is None:
                 missing[key] = request
             else:

@@ -51,6 +51,11 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 ErrorReporter = Callable[[BaseException, Context], None]
 AccessCheck = Callable[[Context, str], "bool | Awaitable[bool]"]
 _INPUT_METHODS: Final = frozenset({"tools/call", "resources/read", "prompts/get"})
+#: What the embedder is told when a handler asks for input that can't be sealed.
+_NO_KEY_FOR_INPUT: Final = (
+    "a 2026-07-28 handler asked the client for input, which needs Server(secret=..., "
+    "clock=...) to seal the requestState"
+)
 
 
 class Server:
@@ -306,7 +311,12 @@ class Server:
         try:
             result = await handler(context)
         except InputRequired as need:
-            result = self._input_required(context, need, rounds)
+            if rounds is None or self._states is None:  # (rounds: see Context.request_input)
+                self._report(RuntimeError(_NO_KEY_FOR_INPUT), context)
+                return connection.send_error(
+                    event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error"
+                )
+            result = self._input_required(context, need, rounds, self._states)
         except MissingCapabilityError as missing:
             return connection.send_missing_capabilities(event.request_id, missing.required)
         except McpError as reply:
@@ -502,11 +512,11 @@ class Server:
         if params.request_state is UNSET:
             return Rounds({}, responses, {}, 0)
         states = self._states
-        if states is None:
-            self._report(RuntimeError("requestState needs Server(secret=..., clock=...)"), None)
-            return connection.send_error(event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
         digest = request_digest(event.method, params)
         try:
+            if states is None:
+                # Without a key we never issued a state: this one is not ours.
+                raise TamperedError
             rounds = states.open(params.request_state, event.method, digest, principal)
         except TamperedError:
             # "MUST reject state that fails verification" (2026-07-28 mrtr).
@@ -517,11 +527,8 @@ class Server:
         return rounds
 
     def _input_required(
-        self, context: Context, need: InputRequired, rounds: Rounds | None
+        self, context: Context, need: InputRequired, rounds: Rounds, states: StateCodec
     ) -> types.InputRequiredResult:
-        states = self._states
-        if rounds is None or states is None:
-            raise McpError(jsonrpc.INTERNAL_ERROR, "Internal error")
         digest = request_digest(context.method, context.params)
         state = states.seal(context.method, digest, context.principal, rounds)
         return types.InputRequiredResult(input_requests=need.requests, request_state=state)

@@ -507,3 +507,73 @@ async def test_prompt_messages_carry_every_content_kind(mode: str) -> None:
     with pytest.raises(McpError) as raised:
         await link.session.get_prompt("listen")
     assert raised.value.code == jsonrpc.INVALID_PARAMS
+
+
+# -- a server without a key --------------------------------------------------------
+
+
+def keyless_asker() -> tuple[Server, list[BaseException]]:
+    errors: list[BaseException] = []
+    target = Server("keyless", "1.0", on_error=lambda error, context: errors.append(error))
+
+    @target.tool()
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", {"type": "object", "properties": {}})
+        return answer.action
+
+    @target.prompt()
+    def greet(name: str) -> str:
+        return f"Hello {name}"
+
+    @target.completion(prompt="greet")
+    async def names(ctx: Context) -> list[str]:
+        await ctx.list_roots()
+        return []
+
+    return target, errors
+
+
+@asynchronous
+async def test_input_without_a_key_is_a_generic_error_and_the_embedder_is_told() -> None:
+    target, errors = keyless_asker()
+    harness = Harness(
+        target, client_caps=types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    )
+    harness.go_modern()
+    answer = await harness.call("tools/call", types.CallToolRequestParams(name="ask"))
+    assert isinstance(answer, ErrorReceived)
+    assert (answer.error.code, answer.error.message) == (jsonrpc.INTERNAL_ERROR, "Internal error")
+    [error] = errors
+    assert "secret" in str(error)
+
+
+@asynchronous
+async def test_a_request_state_a_keyless_server_never_issued_is_refused() -> None:
+    target, errors = keyless_asker()
+    harness = Harness(
+        target, client_caps=types.ClientCapabilities(elicitation=types.ElicitationCapability())
+    )
+    harness.go_modern()
+    params = types.CallToolRequestParams(name="ask", request_state="forged")
+    answer = await harness.call("tools/call", params)
+    assert isinstance(answer, ErrorReceived)
+    assert answer.error.code == jsonrpc.INVALID_PARAMS
+    assert answer.error.message == "Invalid or expired requestState"
+    assert errors == []
+
+
+@asynchronous
+async def test_only_the_input_methods_may_ask_for_input_in_2026() -> None:
+    target, errors = keyless_asker()
+    target.configure(secret=KEY, clock=lambda: 0.0)
+    harness = Harness(target, client_caps=types.ClientCapabilities(roots=types.RootsCapability()))
+    harness.go_modern()
+    params = types.CompleteRequestParams(
+        ref=types.PromptReference(name="greet"),
+        argument=types.CompletionArgument(name="name", value="A"),
+    )
+    answer = await harness.call("completion/complete", params)
+    assert isinstance(answer, ErrorReceived)
+    assert answer.error.code == jsonrpc.INTERNAL_ERROR
+    [error] = errors
+    assert "completion/complete can't ask the client for input" in str(error)
