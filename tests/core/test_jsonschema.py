@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from jsonschema import Draft7Validator, Draft202012Validator
 
+from examples.everything import JSON_SCHEMA_2020_12
 from mcpcore.jsonschema import (
     MAX_DEPTH,
     MAX_SUBSCHEMAS,
@@ -557,29 +558,8 @@ def test_keyword_cases_agree_with_the_reference(case: Case) -> None:
 
 # -- the conformance suite's tool schema ------------------------------------------------
 
-CONFORMANCE = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object",
-    "$defs": {
-        "address": {
-            "$anchor": "addressDef",
-            "type": "object",
-            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
-        }
-    },
-    "properties": {
-        "name": {"type": "string"},
-        "address": {"$ref": "#/$defs/address"},
-        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
-        "phone": {"type": "string"},
-        "email": {"type": "string"},
-    },
-    "additionalProperties": False,
-    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
-    "if": {"properties": {"contactMethod": {"const": "phone"}}},
-    "then": {"required": ["phone"]},
-    "else": {"required": ["email"]},
-}
+# The schema the everything example publishes for the suite's json_schema_2020_12_tool.
+CONFORMANCE = JSON_SCHEMA_2020_12
 
 CONFORMANCE_VALID = [
     {"name": "Ada", "contactMethod": "phone", "phone": "555"},
@@ -617,7 +597,7 @@ def test_conformance_schema_rejects(instance: Any, expected: set[tuple[str, str]
 
 
 def test_conformance_schema_anchor_is_usable() -> None:
-    properties = {**CONFORMANCE["properties"], "home": {"$ref": "#addressDef"}}  # type: ignore[dict-item]
+    properties = {**CONFORMANCE["properties"], "home": {"$ref": "#addressDef"}}
     validator = Validator({**CONFORMANCE, "properties": properties})
     issues = validator.errors({"phone": "1", "home": {"city": 1}})
     assert [(i.path, i.keyword) for i in issues] == [("/home/city", "type")]
