@@ -1,0 +1,291 @@
+"""Serving one connection: a reader that never runs user code, one task per request.
+
+`ServerDriver.serve` reads whole messages (the transport frames them), feeds each to
+the connection's `mcpcore.Connection`, and acts on the events:
+
+* a request runs in a task of its own, under its own cancel scope, through
+  `Server.handle_request`; its answer goes to the connection's `MessageWriter`;
+* ``notifications/cancelled`` cancels that scope ("receivers SHOULD stop work",
+  2025-11-25 basic/utilities/cancellation), and the core drops any late answer;
+* the client's answers to our own (legacy) requests wake the handler awaiting them;
+* garbage gets the error reply the core decided.
+
+At most ``max_handlers`` handlers run at once. When all are busy the reader stops
+reading until one finishes: the peer's writes then block, which is the backpressure
+(shared/DESIGN.md §5). A handler waiting for the client to answer a server-to-client
+request gives its slot back while it waits, so that the reader can always read that
+answer: a full house of handlers waiting on the client cannot deadlock the connection.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Final
+
+import trio
+
+from mcpcore import (
+    CancelRequested,
+    Connection,
+    ErrorReceived,
+    InvalidMessage,
+    InvalidResponse,
+    NotificationReceived,
+    RequestReceived,
+    ResponseReceived,
+    jsonrpc,
+)
+from mcpcore.framing import OversizedMessage
+from mcpcore.server import Server
+from mcpcore.types import RequestId
+from transports._writer import MessageWriter
+
+__all__ = ["MAX_CONCURRENT_HANDLERS", "SECRET_SIZE", "SHUTDOWN_GRACE", "ServerDriver"]
+
+#: Requests handled at once on one connection. Far more than a client keeps in flight in
+#: practice (the official SDKs default to tens), few enough that a flood costs bounded
+#: memory: past it the reader stops reading.
+MAX_CONCURRENT_HANDLERS: Final = 1024
+#: Seconds the handlers still running when the client hangs up get to finish before
+#: they are cancelled ("(S) SHOULD exit promptly on stdin EOF", 2026-07-28 lifecycle).
+SHUTDOWN_GRACE: Final = 2.0
+
+#: Bytes of the random key a server gets when its embedder gave none (HMAC-SHA256's
+#: block-size-independent strength tops out at 32).
+SECRET_SIZE: Final = 32
+
+_Answer = ResponseReceived | ErrorReceived | InvalidResponse
+
+
+class ServerDriver:
+    """Runs one connection of a `Server` over a message stream and a `MessageWriter`.
+
+    Args:
+        server: The server; the driver gives it the connection's key and clock if it
+            has none (see `Server.configure`).
+        connection: This connection's `Connection` (from ``server.connection()``).
+        writer: Where every message to the client goes.
+        frame: Turns one message into the bytes the transport writes (a newline
+            appended, on stdio).
+        max_handlers: See `MAX_CONCURRENT_HANDLERS`.
+        principal: Who the client is, when the transport authenticated it.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        connection: Connection,
+        writer: MessageWriter,
+        *,
+        frame: Callable[[bytes], bytes],
+        max_handlers: int = MAX_CONCURRENT_HANDLERS,
+        principal: str | None = None,
+    ) -> None:
+        # A key and a clock for cursors and 2026-07-28 requestState, unless the embedder
+        # gave its own (one key shared by every worker lets any worker answer a retry).
+        server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
+        self._server = server
+        self._connection = connection
+        self._writer = writer
+        self._frame = frame
+        self._principal = principal
+        self._slots = trio.Semaphore(max_handlers)
+        self._handlers: dict[RequestId, trio.CancelScope] = {}
+        self._asked: dict[RequestId, _Waiter] = {}
+        self._closed = False
+        self._drained = trio.Event()  # set once closed and the last handler is done
+        self._notifications = _ConnectionOutbound(self)
+
+    # ----------------------------------------------------------------- the reader
+
+    async def serve(
+        self, messages: AsyncIterator[bytes | OversizedMessage], *, grace: float = SHUTDOWN_GRACE
+    ) -> None:
+        """Serve until ``messages`` ends (the client hung up), then wind down.
+
+        Handlers still running get ``grace`` seconds to finish, then are cancelled; our
+        requests the client can no longer answer fail with `ConnectionError`.
+        """
+        server, connection = self._server, self._connection
+        server.attach(connection, self._notifications)
+        try:
+            async with trio.open_nursery() as nursery:
+                async for message in messages:
+                    if isinstance(message, OversizedMessage):
+                        await self._refuse_oversized(message)
+                        continue
+                    for event in connection.receive(message):
+                        if isinstance(event, RequestReceived):
+                            await self._slots.acquire()  # backpressure: stop reading
+                            self._start_handler(nursery, event)
+                        else:
+                            await self._route(event)
+                self._closed = True
+                self._fail_waiters()
+                if self._handlers:
+                    with trio.move_on_after(grace):
+                        await self._drained.wait()
+                nursery.cancel_scope.cancel()
+        finally:
+            self._closed = True
+            self._fail_waiters()
+            server.detach(connection)
+
+    async def _route(self, event: object) -> None:
+        if isinstance(event, CancelRequested):
+            scope = self._handlers.get(event.request_id)
+            if scope is not None:
+                scope.cancel()
+            self._server.request_cancelled(self._connection, event.request_id)
+        elif isinstance(event, ResponseReceived | ErrorReceived | InvalidResponse):
+            waiter = None if event.request_id is None else self._asked.pop(event.request_id, None)
+            if waiter is not None:
+                waiter.set(event)
+        elif isinstance(event, InvalidMessage):
+            if event.reply is not None:
+                await self._write(event.reply)
+        elif isinstance(event, NotificationReceived):
+            await self._server.handle_notification(self._connection, event)
+        # Progress on our requests (legacy, bidirectional) has no use here: dropped.
+
+    async def _refuse_oversized(self, message: OversizedMessage) -> None:
+        # The line was dropped unread, so its id is unknown: the reply carries none.
+        reply = jsonrpc.encode_error_response(
+            None, jsonrpc.INVALID_REQUEST, f"Message too large (limit {message.limit} bytes)"
+        )
+        await self._write(reply)
+
+    # ----------------------------------------------------------------- handlers
+
+    def _start_handler(self, nursery: trio.Nursery, event: RequestReceived) -> None:
+        scope = trio.CancelScope()
+        self._handlers[event.request_id] = scope
+        nursery.start_soon(self._handle, event, scope, _Slot(self._slots))
+
+    async def _handle(self, event: RequestReceived, scope: trio.CancelScope, slot: _Slot) -> None:
+        try:
+            with scope:
+                outbound = _RequestOutbound(self, slot)
+                reply = await self._server.handle_request(
+                    self._connection, event, outbound, principal=self._principal
+                )
+                if reply is not None:
+                    await self._write(reply)
+        except ConnectionError:
+            pass  # the client is gone: nobody to answer
+        finally:
+            if self._handlers.get(event.request_id) is scope:
+                del self._handlers[event.request_id]
+            slot.release()
+            if self._closed and not self._handlers:
+                self._drained.set()
+
+    async def _write(self, data: bytes) -> None:
+        await self._writer.send(self._frame(data))
+
+    # ------------------------------------------------- our requests to the client
+
+    async def ask(self, request_id: RequestId, data: bytes, slot: _Slot | None) -> _Answer:
+        """Send a server-to-client request (legacy era) and wait for its answer.
+
+        If the waiting handler is cancelled (the client cancelled its request, or the
+        connection is closing), the request is cancelled on the wire too.
+        """
+        if self._closed:
+            raise ConnectionError("the client is gone")
+        waiter = _Waiter()
+        self._asked[request_id] = waiter
+        try:
+            await self._write(data)
+            if slot is not None:
+                slot.release()  # see the module docstring: waiting on the client is free
+            answer = await waiter.wait()
+        except BaseException:
+            self._asked.pop(request_id, None)
+            if request_id in self._connection.pending_requests:
+                cancel = self._connection.cancel(request_id, "The request was cancelled")
+                if cancel is not None:
+                    self._writer.send_nowait(self._frame(cancel))
+            raise
+        if slot is not None:
+            await slot.reacquire()
+        return answer
+
+    def _fail_waiters(self) -> None:
+        waiters, self._asked = self._asked, {}
+        for waiter in waiters.values():
+            waiter.fail(ConnectionError("the client is gone"))
+
+
+class _Slot:
+    """One handler's share of the concurrency cap, released exactly once per acquire."""
+
+    __slots__ = ("_held", "_semaphore")
+
+    def __init__(self, semaphore: trio.Semaphore) -> None:
+        self._semaphore = semaphore
+        self._held = True
+
+    def release(self) -> None:
+        if self._held:
+            self._held = False
+            self._semaphore.release()
+
+    async def reacquire(self) -> None:
+        await self._semaphore.acquire()
+        self._held = True
+
+
+class _Waiter:
+    """Where the client's answer to one of our requests is left for the asking handler."""
+
+    __slots__ = ("_answer", "_error", "_event")
+
+    def __init__(self) -> None:
+        self._event = trio.Event()
+        self._answer: _Answer | None = None
+        self._error: Exception | None = None
+
+    def set(self, answer: _Answer) -> None:
+        self._answer = answer
+        self._event.set()
+
+    def fail(self, error: Exception) -> None:
+        self._error = error
+        self._event.set()
+
+    async def wait(self) -> _Answer:
+        await self._event.wait()
+        if self._error is not None:
+            raise self._error
+        assert self._answer is not None
+        return self._answer
+
+
+class _RequestOutbound:
+    """The `mcpcore.server.Outbound` of one request: its notifications and its questions."""
+
+    __slots__ = ("_driver", "_slot")
+
+    def __init__(self, driver: ServerDriver, slot: _Slot | None) -> None:
+        self._driver = driver
+        self._slot = slot
+
+    async def send(self, data: bytes) -> None:
+        """Write a notification of this request (progress, a log message...)."""
+        await self._driver._write(data)
+
+    async def request(self, request_id: RequestId, data: bytes) -> _Answer:
+        """Ask the client (legacy era); see `ServerDriver.ask`."""
+        return await self._driver.ask(request_id, data, self._slot)
+
+
+class _ConnectionOutbound(_RequestOutbound):
+    """The connection's own `Outbound`: change notifications not tied to a request."""
+
+    __slots__ = ()
+
+    def __init__(self, driver: ServerDriver) -> None:
+        super().__init__(driver, None)
