@@ -1,0 +1,230 @@
+"""The shared trio runtime in process: the writer and the serving driver.
+
+The writer: whole messages only, in order, coalesced, bounded, shielded. The driver:
+a request per task, cancellation by the peer, the cap on handlers as backpressure.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+
+from mcpcore import CLIENT, Connection, ResponseReceived, types
+from mcpcore.framing import OversizedMessage
+from mcpcore.server import Server
+from transports._serving import ServerDriver
+from transports._writer import MessageWriter
+
+TEST_TIMEOUT = 10.0
+INFO = types.Implementation(name="runtime-test", version="1")
+
+
+def trio_run(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
+    @functools.wraps(test)
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        async def bounded() -> None:
+            with trio.fail_after(TEST_TIMEOUT):
+                await test(*args, **kwargs)
+
+        trio.run(bounded)
+
+    return wrapper
+
+
+class RecordingStream(trio.abc.SendStream):
+    """A send stream that keeps every ``send_all``, optionally slowly or broken."""
+
+    def __init__(self, *, delay: float = 0.0, broken: bool = False) -> None:
+        self.writes: list[bytes] = []
+        self.delay = delay
+        self.broken = broken
+        self.started = trio.Event()
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        self.started.set()
+        if self.broken:
+            raise trio.BrokenResourceError("the peer is gone")
+        if self.delay:
+            await trio.sleep(self.delay)
+        self.writes.append(bytes(data))
+
+    async def wait_send_all_might_not_block(self) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
+
+
+# -- the writer -------------------------------------------------------------------------
+
+
+@trio_run
+async def test_waiting_messages_are_written_together_in_order() -> None:
+    stream = RecordingStream()
+    writer = MessageWriter(stream)
+    for n in range(50):
+        await writer.send(b"%d\n" % n)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await writer.aclose()
+    assert b"".join(stream.writes) == b"".join(b"%d\n" % n for n in range(50))
+    assert len(stream.writes) == 1  # 50 messages, one system call
+
+
+@trio_run
+async def test_a_full_queue_makes_senders_wait() -> None:
+    writer = MessageWriter(RecordingStream(), max_queued=2)
+    await writer.send(b"a\n")
+    await writer.send(b"b\n")
+    with trio.move_on_after(0.1) as waited:
+        await writer.send(b"c\n")
+    assert waited.cancelled_caught  # nobody drains the queue: the sender waits
+    assert writer.send_nowait(b"c\n") is False
+
+
+@trio_run
+async def test_a_broken_stream_fails_every_sender() -> None:
+    stream = RecordingStream(broken=True)
+    writer = MessageWriter(stream)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await writer.send(b"first\n")
+        await stream.started.wait()
+        await trio.testing.wait_all_tasks_blocked()
+        with pytest.raises(ConnectionError, match="broke"):
+            await writer.send(b"second\n")
+    assert isinstance(writer.failure, trio.BrokenResourceError)
+
+
+@trio_run
+async def test_a_write_in_progress_survives_cancellation_whole() -> None:
+    stream = RecordingStream(delay=0.2)
+    writer = MessageWriter(stream)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await writer.send(b'{"a":1}\n')
+        await stream.started.wait()
+        nursery.cancel_scope.cancel()  # mid-write: the write is shielded
+    assert stream.writes == [b'{"a":1}\n']
+
+
+# -- the driver -------------------------------------------------------------------------
+
+
+class Script:
+    """Messages for the driver to read, recording how far the reader has read."""
+
+    def __init__(self, messages: list[bytes | OversizedMessage]) -> None:
+        self.messages = messages
+        self.pulled = 0
+        self.release = trio.Event()  # the end of input waits for this
+
+    async def __aiter__(self) -> AsyncIterator[bytes | OversizedMessage]:
+        for message in self.messages:
+            self.pulled += 1
+            yield message
+        await self.release.wait()
+
+
+def blocking_server(gate: trio.Event, started: list[str]) -> Server:
+    server = Server("runtime", "1.0")
+
+    @server.tool()
+    async def wait_for_gate(label: str) -> str:
+        started.append(label)
+        await gate.wait()
+        return label
+
+    return server
+
+
+def client_requests(count: int) -> tuple[Connection, list[bytes]]:
+    client = Connection(CLIENT, capabilities=types.ClientCapabilities(), implementation=INFO)
+    client.start_modern()
+    messages = []
+    for n in range(count):
+        params = types.CallToolRequestParams(name="wait_for_gate", arguments={"label": str(n)})
+        messages.append(client.send_request("tools/call", params)[1])
+    return client, messages
+
+
+@trio_run
+async def test_busy_handlers_stop_the_reader_until_one_finishes() -> None:
+    gate = trio.Event()
+    started: list[str] = []
+    server = blocking_server(gate, started)
+    client, messages = client_requests(4)
+    script = Script(list(messages))
+    out = RecordingStream()
+    writer = MessageWriter(out)
+    driver = ServerDriver(
+        server, server.connection(), writer, frame=lambda m: m + b"\n", max_handlers=2
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        nursery.start_soon(functools.partial(driver.serve, aiter(script), grace=1.0))
+        await trio.testing.wait_all_tasks_blocked()
+        # Two handlers run; the third request was read and waits for a slot; the
+        # fourth is not read at all: that is the backpressure.
+        assert started == ["0", "1"]
+        assert script.pulled == 3
+        gate.set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert sorted(started) == ["0", "1", "2", "3"]
+        script.release.set()
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.aclose()
+    answers = [
+        event
+        for line in b"".join(out.writes).splitlines()
+        for event in client.receive(line)
+        if isinstance(event, ResponseReceived)
+    ]
+    assert sorted(a.result.content[0].text for a in answers) == ["0", "1", "2", "3"]
+
+
+@trio_run
+async def test_the_peer_cancelling_cancels_the_handler_task() -> None:
+    gate = trio.Event()
+    started: list[str] = []
+    server = blocking_server(gate, started)
+    client, [message] = client_requests(1)
+    cancel = client.cancel(1, "no longer needed")
+    assert cancel is not None
+    script = Script([message, cancel])
+    out = RecordingStream()
+    writer = MessageWriter(out)
+    driver = ServerDriver(server, server.connection(), writer, frame=lambda m: m + b"\n")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        nursery.start_soon(functools.partial(driver.serve, aiter(script), grace=1.0))
+        await trio.testing.wait_all_tasks_blocked()
+        assert started == ["0"]
+        assert driver._handlers == {}  # the cancelled handler is gone, not waiting
+        script.release.set()
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.aclose()
+    assert out.writes == []  # a cancelled request gets no answer
+
+
+@trio_run
+async def test_an_oversized_message_is_answered_without_an_id() -> None:
+    server = Server("runtime", "1.0")
+    script = Script([OversizedMessage(limit=10, size=11)])
+    out = RecordingStream()
+    writer = MessageWriter(out)
+    driver = ServerDriver(server, server.connection(), writer, frame=lambda m: m + b"\n")
+    script.release.set()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await driver.serve(aiter(script), grace=0.0)
+        await writer.aclose()
+    [reply] = [json.loads(line) for line in b"".join(out.writes).splitlines()]
+    assert reply["error"]["code"] == -32600
+    assert "id" not in reply
