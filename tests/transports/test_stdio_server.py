@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -328,3 +329,25 @@ async def test_both_eras_are_served_the_first_request_deciding() -> None:
             )
         )
         assert (await modern.receive())["error"]["code"] == -32022
+
+
+def test_stdin_and_stdout_are_left_blocking_for_whoever_shares_them() -> None:
+    # The server's stdin and stdout are open files shared with us (a terminal, say);
+    # trio makes them non-blocking while serving and restores them when its streams
+    # close, so the server must close them on every way out.
+    stdin_read, stdin_write = os.pipe()
+    stdout_read, stdout_write = os.pipe()
+    try:
+        server = subprocess.Popen(
+            [sys.executable, str(EVERYTHING), "--transport", "stdio"],
+            stdin=stdin_read,
+            stdout=stdout_write,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(stdin_write)  # end of input at once: serve, then exit
+        assert server.wait(timeout=LINE_TIMEOUT) == 0
+        assert os.get_blocking(stdin_read)
+        assert os.get_blocking(stdout_write)
+    finally:
+        for fd in (stdin_read, stdout_read, stdout_write):
+            os.close(fd)
