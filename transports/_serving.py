@@ -3,7 +3,8 @@
 `ServerDriver.serve` reads whole messages (the transport frames them), feeds each to
 the connection's `mcpcore.Connection`, and acts on the events:
 
-* a request runs in a task of its own, under its own cancel scope, through
+* a request runs in a worker task (one request at a time per worker, see
+  `transports._workers`), under a cancel scope of its own, through
   `Server.handle_request`; its answer goes to the connection's `MessageWriter`;
 * ``notifications/cancelled`` cancels that scope ("receivers SHOULD stop work",
   2025-11-25 basic/utilities/cancellation), and the core drops any late answer;
@@ -40,6 +41,7 @@ from mcpcore import (
 from mcpcore.framing import OversizedMessage
 from mcpcore.server import Server
 from mcpcore.types import RequestId
+from transports._workers import WorkerPool
 from transports._writer import MessageWriter
 
 __all__ = ["MAX_CONCURRENT_HANDLERS", "SECRET_SIZE", "SHUTDOWN_GRACE", "ServerDriver"]
@@ -57,6 +59,12 @@ SHUTDOWN_GRACE: Final = 2.0
 SECRET_SIZE: Final = 32
 
 _Answer = ResponseReceived | ErrorReceived | InvalidResponse
+#: A request to handle, and its share of the concurrency cap.
+_Job = tuple[RequestReceived, "_Slot"]
+
+
+def _request_id(job: _Job) -> RequestId:
+    return job[0].request_id
 
 
 class ServerDriver:
@@ -92,7 +100,7 @@ class ServerDriver:
         self._frame = frame
         self._principal = principal
         self._slots = trio.Semaphore(max_handlers)
-        self._handlers: dict[RequestId, trio.CancelScope] = {}
+        self._handlers: WorkerPool[_Job] | None = None  # (lives in serve's nursery)
         self._asked: dict[RequestId, _Waiter] = {}
         self._closed = False
         self._drained = trio.Event()  # set once closed and the last handler is done
@@ -112,19 +120,23 @@ class ServerDriver:
         server.attach(connection, self._notifications)
         try:
             async with trio.open_nursery() as nursery:
+                handlers = self._handlers = WorkerPool(nursery, self._handle, _request_id)
                 async for message in messages:
                     if isinstance(message, OversizedMessage):
                         await self._refuse_oversized(message)
                         continue
                     for event in connection.receive(message):
                         if isinstance(event, RequestReceived):
-                            await self._slots.acquire()  # backpressure: stop reading
-                            self._start_handler(nursery, event)
+                            try:
+                                self._slots.acquire_nowait()  # (no trip through the scheduler)
+                            except trio.WouldBlock:
+                                await self._slots.acquire()  # backpressure: stop reading
+                            handlers.submit((event, _Slot(self._slots)))
                         else:
                             await self._route(event)
                 self._closed = True
                 self._fail_waiters()
-                if self._handlers:
+                if handlers.running:
                     with trio.move_on_after(grace):
                         await self._drained.wait()
                 nursery.cancel_scope.cancel()
@@ -135,9 +147,8 @@ class ServerDriver:
 
     async def _route(self, event: object) -> None:
         if isinstance(event, CancelRequested):
-            scope = self._handlers.get(event.request_id)
-            if scope is not None:
-                scope.cancel()
+            if self._handlers is not None:
+                self._handlers.cancel(event.request_id)
             self._server.request_cancelled(self._connection, event.request_id)
         elif isinstance(event, ResponseReceived | ErrorReceived | InvalidResponse):
             waiter = None if event.request_id is None else self._asked.pop(event.request_id, None)
@@ -159,28 +170,22 @@ class ServerDriver:
 
     # ----------------------------------------------------------------- handlers
 
-    def _start_handler(self, nursery: trio.Nursery, event: RequestReceived) -> None:
-        scope = trio.CancelScope()
-        self._handlers[event.request_id] = scope
-        nursery.start_soon(self._handle, event, scope, _Slot(self._slots))
-
-    async def _handle(self, event: RequestReceived, scope: trio.CancelScope, slot: _Slot) -> None:
+    async def _handle(self, job: _Job) -> None:
+        """Answer one request (in a worker task, under a scope that is its alone)."""
+        event, slot = job
         try:
-            with scope:
-                outbound = _RequestOutbound(self, slot)
-                reply = await self._server.handle_request(
-                    self._connection, event, outbound, principal=self._principal
-                )
-                if reply is not None:
-                    await self._write(reply)
+            outbound = _RequestOutbound(self, slot)
+            reply = await self._server.handle_request(
+                self._connection, event, outbound, principal=self._principal
+            )
+            if reply is not None:
+                await self._write(reply)
         except ConnectionError:
             pass  # the client is gone: nobody to answer
         finally:
-            if self._handlers.get(event.request_id) is scope:
-                del self._handlers[event.request_id]
             slot.release()
-            if self._closed and not self._handlers:
-                self._drained.set()
+            if self._closed and self._handlers is not None and self._handlers.running <= 1:
+                self._drained.set()  # (this one is still counted until it returns)
 
     async def _write(self, data: bytes) -> None:
         await self._writer.send(self._frame(data))

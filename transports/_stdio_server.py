@@ -20,12 +20,14 @@ import os
 import sys
 from collections.abc import AsyncGenerator, Iterator
 from contextlib import aclosing, contextmanager
+from functools import partial
 from typing import Final
 
 import trio
 
 from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer, OversizedMessage
 from mcpcore.server import Server
+from transports._fdio import read_chunks, try_write
 from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE, ServerDriver
 from transports._writer import MessageWriter
 
@@ -69,7 +71,7 @@ async def serve_stdio(
         stdin = trio.lowlevel.FdStream(os.dup(_STDIN))
         stdout = trio.lowlevel.FdStream(out_fd)
         async with stdin, stdout, trio.open_nursery() as nursery:
-            writer = MessageWriter(stdout)
+            writer = MessageWriter(stdout, try_write=partial(try_write, stdout))
             nursery.start_soon(writer.run)
             driver = ServerDriver(
                 server, server.connection(), writer, frame=_line, max_handlers=max_handlers
@@ -85,12 +87,13 @@ def _line(message: bytes) -> bytes:
 
 
 async def _lines(
-    stream: trio.abc.ReceiveStream, framer: LineFramer
+    stream: trio.lowlevel.FdStream, framer: LineFramer
 ) -> AsyncGenerator[bytes | OversizedMessage, None]:
     """Every line of ``stream``; a last line without its newline still counts."""
-    while chunk := await stream.receive_some(READ_SIZE):
-        for line in framer.feed(chunk):
-            yield line
+    async with aclosing(read_chunks(stream, READ_SIZE)) as chunks:
+        async for chunk in chunks:
+            for line in framer.feed(chunk):
+                yield line
     rest = framer.end_of_input()
     if rest:
         yield rest

@@ -13,14 +13,24 @@ three properties the runtime needs (shared/DESIGN.md §5, STYLE habit 6):
 
 The queue is bounded: when the peer does not read, senders wait (backpressure) instead
 of piling up memory.
+
+When nothing is queued and nothing is being written, a sender given a ``try_write``
+writes its message itself, at once, without waking the writer task: one message on an
+idle connection (the sequential request-response case) then costs no trip through the
+scheduler. Whatever the pipe does not take at once goes to the queue, first in line, and
+the writer task finishes it; order is kept either way, and nothing a sender does can be
+interrupted half-way, since the direct write never waits.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Final
 
 import trio
+
+from transports._fdio import EAGER_TURNS
 
 __all__ = ["MAX_COALESCED_BYTES", "MAX_QUEUED_MESSAGES", "WRITE_TIMEOUT", "MessageWriter"]
 
@@ -47,26 +57,59 @@ class MessageWriter:
         self,
         stream: trio.abc.SendStream,
         *,
+        try_write: Callable[[bytes], int] | None = None,
         max_queued: int = MAX_QUEUED_MESSAGES,
         write_timeout: float = WRITE_TIMEOUT,
     ) -> None:
+        if max_queued < 1:
+            raise ValueError("max_queued must be at least 1")
         self._stream = stream
+        self._try_write = try_write
         self._write_timeout = write_timeout
         self._send_channel, self._receive_channel = trio.open_memory_channel[bytes](max_queued)
+        self._queued = 0  # messages in the channel, not yet taken by the writer task
+        self._writing = False  # the writer task holds messages it has not written yet
+        self._eager = 0  # direct writes since the last checkpoint
         self._done = trio.Event()
         #: Why writing stopped, once it has (the peer went away, or we closed).
         self.failure: BaseException | None = None
 
     async def send(self, data: bytes) -> None:
-        """Queue one framed message; waits while the queue is full.
+        """Write one framed message, or queue it; waits while the queue is full.
 
         Raises:
             ConnectionError: The stream is closed or broken; nothing more can be written.
         """
+        if self._try_write is not None and not self._writing and not self._queued:
+            data = self._write_now(data)
+            if not data:
+                self._eager += 1
+                if self._eager >= EAGER_TURNS:  # a sender that never waits still yields
+                    self._eager = 0
+                    await trio.lowlevel.checkpoint()
+                return
+        self._queued += 1
         try:
             await self._send_channel.send(data)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
+            self._queued -= 1
             raise ConnectionError(self._why_closed()) from self.failure
+        except BaseException:
+            self._queued -= 1
+            raise
+
+    def _write_now(self, data: bytes) -> bytes:
+        """Write what the stream takes at once; what it did not take."""
+        assert self._try_write is not None
+        if self.failure is not None or self._done.is_set():
+            raise ConnectionError(self._why_closed())
+        try:
+            sent = self._try_write(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            self.failure = exc
+            self._send_channel.close()
+            raise ConnectionError(self._why_closed()) from exc
+        return data[sent:]
 
     def send_nowait(self, data: bytes) -> bool:
         """Queue one framed message if there is room at once; False if there is none.
@@ -74,12 +117,19 @@ class MessageWriter:
         For the few places that must not wait (shielded cleanup, a cancellation sent
         while being cancelled). A closed writer drops the message.
         """
+        if self._try_write is not None and not self._writing and not self._queued:
+            try:
+                data = self._write_now(data)
+            except ConnectionError:
+                return False
+            if not data:
+                return True
+            # (The queue is empty, so the rest of a message begun here always fits.)
         try:
             self._send_channel.send_nowait(data)
-        except trio.WouldBlock:
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
             return False
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            return False
+        self._queued += 1
         return True
 
     async def run(self) -> None:
@@ -87,6 +137,8 @@ class MessageWriter:
         receive = self._receive_channel
         try:
             async for first in receive:
+                self._writing = True
+                self._queued -= 1
                 batch = [first]
                 size = len(first)
                 while size < MAX_COALESCED_BYTES:
@@ -94,9 +146,11 @@ class MessageWriter:
                         data = receive.receive_nowait()
                     except (trio.WouldBlock, trio.EndOfChannel):
                         break
+                    self._queued -= 1
                     batch.append(data)
                     size += len(data)
                 await self._write(batch[0] if len(batch) == 1 else b"".join(batch))
+                self._writing = False
         except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
             self.failure = exc
         finally:

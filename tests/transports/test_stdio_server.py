@@ -54,6 +54,7 @@ class RawPeer:
         self._stdout = process.stdout
         self._framer = LineFramer()
         self._lines: list[bytes] = []
+        self.stderr = ""  # what `wait_for_stderr` read
 
     async def send_line(self, data: bytes) -> None:
         await self._stdin.send_all(data + b"\n")
@@ -100,6 +101,16 @@ class RawPeer:
     async def close_stdin(self) -> None:
         await self._stdin.aclose()
 
+    async def wait_for_stderr(self, text: str) -> str:
+        """Read stderr until ``text`` shows up; everything read so far."""
+        assert self.process.stderr is not None
+        with trio.fail_after(LINE_TIMEOUT):
+            while text not in self.stderr:
+                chunk = await self.process.stderr.receive_some(65536)
+                assert chunk, f"stderr ended before {text!r}"
+                self.stderr += chunk.decode()
+        return self.stderr
+
 
 def request(request_id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -137,7 +148,7 @@ async def stop(peer: RawPeer) -> tuple[int, str]:
     """Close stdin, wait for the exit; the exit status and everything on stderr."""
     await peer.close_stdin()
     assert peer.process.stderr is not None
-    stderr = b""
+    stderr = peer.stderr.encode()
     with trio.fail_after(LINE_TIMEOUT):
         while chunk := await peer.process.stderr.receive_some(65536):
             stderr += chunk
@@ -202,6 +213,7 @@ async def test_a_cancelled_request_stops_its_handler_and_gets_no_answer() -> Non
     async with running(FIXTURE) as peer:
         await peer.handshake()
         await peer.send(call(1, "wait_forever"))
+        await peer.wait_for_stderr("started 1")
         await peer.send(
             {
                 "jsonrpc": "2.0",
@@ -235,6 +247,7 @@ async def test_end_of_input_cancels_what_outlives_the_grace() -> None:
     async with running(FIXTURE, "--grace", "0.2") as peer:
         await peer.handshake()
         await peer.send(call(1, "wait_forever"))
+        await peer.wait_for_stderr("started 1")
         with trio.fail_after(5):  # the grace, not the handler, decides when we exit
             code, stderr = await stop(peer)
         assert code == 0

@@ -1,0 +1,101 @@
+"""`WorkerPool`: requests run one at a time per worker, each cancellable on its own."""
+
+from __future__ import annotations
+
+import trio
+import trio.testing
+
+from tests.transports.test_runtime import trio_run
+from transports._workers import WorkerPool
+
+
+class Recorder:
+    """Jobs are names; a job waits for its gate, and the recorder notes who ran it."""
+
+    def __init__(self) -> None:
+        self.gates: dict[str, trio.Event] = {}
+        self.ran: list[tuple[str, trio.lowlevel.Task]] = []
+        self.outcomes: dict[str, str] = {}
+
+    def gate(self, name: str) -> trio.Event:
+        return self.gates.setdefault(name, trio.Event())
+
+    async def run(self, name: str) -> None:
+        self.ran.append((name, trio.lowlevel.current_task()))
+        try:
+            await self.gate(name).wait()
+            self.outcomes[name] = "done"
+        except trio.Cancelled:
+            self.outcomes[name] = "cancelled"
+            raise
+
+
+@trio_run
+async def test_an_idle_worker_takes_the_next_job() -> None:
+    recorder = Recorder()
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, recorder.run, key=str)
+        for name in ("a", "b", "c"):
+            recorder.gate(name).set()
+            pool.submit(name)
+            await trio.testing.wait_all_tasks_blocked()
+        assert pool.running == 0
+        nursery.cancel_scope.cancel()
+    tasks = {task for _, task in recorder.ran}
+    assert [name for name, _ in recorder.ran] == ["a", "b", "c"]
+    assert len(tasks) == 1  # one worker served all three, one after the other
+    assert recorder.outcomes == {"a": "done", "b": "done", "c": "done"}
+
+
+@trio_run
+async def test_concurrent_jobs_get_their_own_workers_and_cancellations() -> None:
+    recorder = Recorder()
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, recorder.run, key=str)
+        pool.submit("a")
+        pool.submit("b")
+        await trio.testing.wait_all_tasks_blocked()
+        assert pool.running == 2
+        assert len({task for _, task in recorder.ran}) == 2
+        assert pool.cancel("a")
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.outcomes == {"a": "cancelled"}
+        recorder.gate("b").set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.outcomes == {"a": "cancelled", "b": "done"}
+        assert not pool.cancel("a")  # over: nothing to cancel
+        # The worker whose scope was cancelled takes new work under a fresh scope.
+        recorder.gate("c").set()
+        pool.submit("c")
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.outcomes["c"] == "done"
+        nursery.cancel_scope.cancel()
+
+
+@trio_run
+async def test_a_job_cancelled_before_it_starts_never_runs() -> None:
+    recorder = Recorder()
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, recorder.run, key=str)
+        pool.submit("a")
+        assert pool.cancel("a")  # the worker has not run yet
+        await trio.testing.wait_all_tasks_blocked()
+        assert recorder.ran == []
+        assert pool.running == 0
+        nursery.cancel_scope.cancel()
+
+
+@trio_run
+async def test_idle_workers_beyond_the_limit_exit() -> None:
+    recorder = Recorder()
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, recorder.run, key=str, max_idle=2)
+        for name in "abcde":
+            pool.submit(name)
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(nursery.child_tasks) == 5
+        for name in "abcde":
+            recorder.gate(name).set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert len(nursery.child_tasks) == 2  # two wait for work; three exited
+        nursery.cancel_scope.cancel()
