@@ -1,0 +1,181 @@
+"""One call waiting for its answer: timeouts, and progress reported by the caller itself.
+
+The reader task of a connection never runs user code (shared/STYLE.md: one slow
+progress callback must not stall the connection). It only drops what arrives into the
+call's `PendingCall`: the answer, or the latest progress. The calling task, which is
+waiting anyway, wakes up and runs the progress callback itself. Progress is monotonic
+("progress MUST increase with each notification", 2024-11-05 utilities/progress), so
+when a callback falls behind only the latest value matters: newer progress replaces
+what the callback has not seen yet, and the pending progress is always reported before
+the call returns.
+
+Per-call options travel in a context variable: `ClientSession` builds the request and
+hands it to the driver's `Requester.request`, which knows only the id and the bytes;
+the `Client` method sets `CallOptions` around the session call, and the driver reads
+them in the same task.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Awaitable, Callable
+from contextvars import ContextVar, Token
+from dataclasses import dataclass
+from typing import Final, TypeAlias
+
+import trio
+
+from mcpcore import ProgressReceived
+from mcpcore.client import Outcome
+
+__all__ = [
+    "DEFAULT_TIMEOUT",
+    "MAX_TOTAL_TIMEOUT",
+    "CallOptions",
+    "PendingCall",
+    "ProgressCallback",
+    "call_options",
+    "current_call_options",
+]
+
+#: Seconds a request waits for its answer unless told otherwise ("SHOULD be set on every
+#: request", 2026-07-28 basic/lifecycle; the official SDKs default to 60 s as well).
+DEFAULT_TIMEOUT: Final = 60.0
+#: Seconds a request may last in all when progress keeps resetting its timeout ("SHOULD
+#: enforce a hard maximum", 2026-07-28 basic/lifecycle): a server that reports progress
+#: forever still ends. Ten minutes covers long tools; raise it per client or per call.
+MAX_TOTAL_TIMEOUT: Final = 600.0
+
+#: A progress callback: ``(progress, total, message)``; it may be sync or async.
+ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class CallOptions:
+    """How one call waits, beyond its timeout (which the `Requester` receives).
+
+    Attributes:
+        progress: Called with each progress value the caller gets to see.
+        reset_timeout_on_progress: Progress restarts the timeout ("MAY reset on
+            progress", 2026-07-28 basic/lifecycle), up to ``max_total_timeout``.
+        max_total_timeout: The hard limit of a call whose timeout progress resets.
+    """
+
+    progress: ProgressCallback | None = None
+    reset_timeout_on_progress: bool = False
+    max_total_timeout: float = MAX_TOTAL_TIMEOUT
+
+
+_NO_OPTIONS: Final = CallOptions()
+_CURRENT: ContextVar[CallOptions] = ContextVar("mcpcore_call_options", default=_NO_OPTIONS)
+
+
+class call_options:  # noqa: N801  (used as a function: ``with call_options(...)``)
+    """Set the options of the calls made in this task, within the ``with`` block.
+
+    Never hold it across a ``yield`` of an async generator: the variable belongs to
+    the task iterating it. (A class, not a generator: it wraps every call.)
+    """
+
+    __slots__ = ("_options", "_token")
+
+    def __init__(self, options: CallOptions | None) -> None:
+        self._options = options or _NO_OPTIONS
+        self._token: Token[CallOptions] | None = None
+
+    def __enter__(self) -> None:
+        if self._options is not _NO_OPTIONS or _CURRENT.get() is not _NO_OPTIONS:
+            self._token = _CURRENT.set(self._options)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+
+
+def current_call_options() -> CallOptions:
+    """The options `call_options` set in this task (the defaults when none are set)."""
+    return _CURRENT.get()
+
+
+class PendingCall:
+    """Where the reader leaves a call's answer and progress for the waiting caller."""
+
+    __slots__ = ("_failure", "_outcome", "_progress", "_progress_at", "_wake")
+
+    def __init__(self) -> None:
+        self._wake = trio.Event()
+        self._outcome: Outcome | None = None
+        self._failure: BaseException | None = None
+        self._progress: ProgressReceived | None = None
+        self._progress_at = 0.0
+
+    @property
+    def done(self) -> bool:
+        """Whether the call has its answer, or failed."""
+        return self._outcome is not None or self._failure is not None
+
+    # -- the reader's side: synchronous, never runs user code ------------------
+
+    def resolve(self, outcome: Outcome) -> None:
+        """The answer arrived."""
+        if not self.done:
+            self._outcome = outcome
+            self._wake.set()
+
+    def fail(self, error: BaseException) -> None:
+        """The connection is gone: the call ends with ``error``."""
+        if not self.done:
+            self._failure = error
+            self._wake.set()
+
+    def progress(self, event: ProgressReceived) -> None:
+        """Progress arrived; it replaces any the caller has not reported yet."""
+        self._progress = event
+        self._progress_at = trio.current_time()
+        self._wake.set()
+
+    # -- the caller's side ----------------------------------------------------
+
+    async def wait(self, timeout: float, options: CallOptions) -> Outcome:
+        """Wait for the answer, reporting progress meanwhile.
+
+        Returns:
+            The event that ended the call. Progress that arrived before it has been
+            reported (the latest value, when several came at once).
+
+        Raises:
+            TimeoutError: No answer within ``timeout`` seconds (restarted by progress
+                when asked, never past ``max_total_timeout``). The caller cancels the
+                request on the wire.
+            BaseException: The connection's failure, or the progress callback's.
+        """
+        start = trio.current_time()
+        limit = start + options.max_total_timeout if options.reset_timeout_on_progress else math.inf
+        deadline = min(start + timeout, limit)
+        while True:
+            if self._failure is not None:
+                raise self._failure
+            progress, self._progress = self._progress, None
+            if progress is not None:
+                if options.reset_timeout_on_progress:
+                    deadline = min(max(deadline, self._progress_at + timeout), limit)
+                if options.progress is not None:
+                    # Bounded by the call's deadline like the rest of the wait.
+                    with trio.move_on_at(deadline):
+                        await _report(options.progress, progress)
+                continue  # more progress, or the answer, may have come meanwhile
+            if self._outcome is not None:
+                return self._outcome
+            if self._wake.is_set():
+                self._wake = trio.Event()  # (progress woke us: wait for what comes next)
+            with trio.move_on_at(deadline) as waiting:
+                await self._wake.wait()
+            if waiting.cancelled_caught and not self._wake.is_set():
+                raise TimeoutError(f"no answer within {timeout:g} s")
+
+
+async def _report(callback: ProgressCallback, event: ProgressReceived) -> None:
+    returned = callback(event.progress, event.total, event.message)
+    if inspect.isawaitable(returned):
+        await returned
