@@ -1,0 +1,231 @@
+"""How a call waits, and the bounded queues, in virtual time (no subprocess, no sleep).
+
+`PendingCall` (timeouts, progress run by the caller and coalesced), the
+``on_notification`` dispatcher and listen `Subscription` backlogs (drop the oldest).
+"""
+
+from __future__ import annotations
+
+import pytest
+import trio
+import trio.testing
+
+from mcpcore import ErrorReceived, NotificationReceived, ProgressReceived, ResponseReceived, types
+from mcpcore.client import InvalidServerResponseError, McpError
+from tests.transports.trio_helpers import trio_test
+from transports import MAX_LISTEN_BACKLOG, MAX_QUEUED_NOTIFICATIONS, ConnectionClosedError
+from transports._client_calls import CallOptions, PendingCall
+from transports._client_notifications import NotificationDispatcher, Subscription
+
+ANSWER = ResponseReceived(request_id=1, method="ping", result=types.EmptyResult())
+
+
+def progress(value: float) -> ProgressReceived:
+    return ProgressReceived(request_id=1, progress_token="t", progress=value, total=10)
+
+
+def changed(number: int) -> NotificationReceived:
+    params = types.ResourceUpdatedNotificationParams(uri=f"test://{number}")
+    return NotificationReceived(method="notifications/resources/updated", params=params)
+
+
+# ------------------------------------------------------------------ PendingCall
+
+
+@trio_test(autojump=True)
+async def test_the_answer_ends_the_wait() -> None:
+    pending = PendingCall()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_later, 1.0, lambda: pending.resolve(ANSWER))
+        assert await pending.wait(5, CallOptions()) is ANSWER
+    assert pending.done
+
+
+@trio_test(autojump=True)
+async def test_no_answer_in_time_is_a_timeout_error() -> None:
+    started = trio.current_time()
+    with pytest.raises(TimeoutError, match="no answer within 2 s"):
+        await PendingCall().wait(2, CallOptions())
+    assert trio.current_time() - started == 2
+
+
+@trio_test(autojump=True)
+async def test_a_lost_connection_ends_the_wait_with_its_error() -> None:
+    pending = PendingCall()
+    lost = ConnectionClosedError("gone")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_later, 1.0, lambda: pending.fail(lost))
+        with pytest.raises(ConnectionClosedError) as raised:
+            await pending.wait(5, CallOptions())
+    assert raised.value is lost
+
+
+@trio_test(autojump=True)
+async def test_a_slow_callback_sees_the_latest_progress_and_the_last_before_the_end() -> None:
+    pending = PendingCall()
+    seen: list[float] = []
+
+    async def slow(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+        await trio.sleep(1)  # progress 2, 3 and 4 and the answer arrive meanwhile
+
+    async def server() -> None:
+        for value in (1, 2, 3, 4):
+            pending.progress(progress(value))
+            await trio.sleep(0.1)
+        pending.resolve(ANSWER)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(server)
+        assert await pending.wait(10, CallOptions(progress=slow)) is ANSWER
+    assert seen == [1, 4]
+
+
+@trio_test(autojump=True)
+async def test_progress_resets_the_timeout_only_when_asked() -> None:
+    async def server(pending: PendingCall) -> None:
+        for value in range(1, 9):  # news every 0.5 s for 4 s, then the answer
+            await trio.sleep(0.5)
+            pending.progress(progress(value))
+        await trio.sleep(0.5)
+        pending.resolve(ANSWER)
+
+    async with trio.open_nursery() as nursery:
+        pending = PendingCall()
+        nursery.start_soon(server, pending)
+        with pytest.raises(TimeoutError):
+            await pending.wait(1, CallOptions())
+        nursery.cancel_scope.cancel()
+
+    async with trio.open_nursery() as nursery:
+        pending = PendingCall()
+        nursery.start_soon(server, pending)
+        options = CallOptions(reset_timeout_on_progress=True)
+        assert await pending.wait(1, options) is ANSWER
+
+    async with trio.open_nursery() as nursery:
+        pending = PendingCall()
+        nursery.start_soon(server, pending)
+        started = trio.current_time()
+        capped = CallOptions(reset_timeout_on_progress=True, max_total_timeout=2.2)
+        with pytest.raises(TimeoutError):
+            await pending.wait(1, capped)
+        assert trio.current_time() - started == pytest.approx(2.2)
+        nursery.cancel_scope.cancel()
+
+
+@trio_test(autojump=True)
+async def test_an_answer_that_arrives_during_an_overlong_callback_still_counts() -> None:
+    pending = PendingCall()
+
+    async def stuck(value: float, total: float | None, message: str | None) -> None:
+        pending.resolve(ANSWER)
+        await trio.sleep_forever()  # cut at the call's deadline
+
+    pending.progress(progress(1))
+    assert await pending.wait(1, CallOptions(progress=stuck)) is ANSWER
+
+
+# ------------------------------------------------------------ the dispatcher
+
+
+@trio_test(autojump=True)
+async def test_the_dispatcher_drops_the_oldest_when_the_callback_falls_behind() -> None:
+    delivered: list[NotificationReceived] = []
+    release = trio.Event()
+
+    async def callback(event: NotificationReceived) -> None:
+        delivered.append(event)
+        await release.wait()
+
+    dispatcher = NotificationDispatcher(callback)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(dispatcher.run)
+        dispatcher.put(changed(0))
+        await trio.testing.wait_all_tasks_blocked()  # the callback holds #0
+        extra = 10
+        for number in range(1, MAX_QUEUED_NOTIFICATIONS + extra + 1):
+            dispatcher.put(changed(number))
+        assert dispatcher.dropped == extra
+        release.set()
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    uris = [event.params.uri for event in delivered]
+    expected = [0, *range(extra + 1, MAX_QUEUED_NOTIFICATIONS + extra + 1)]
+    assert uris == [f"test://{number}" for number in expected]
+
+
+@trio_test(autojump=True)
+async def test_a_dispatcher_reports_callback_errors_to_the_hook() -> None:
+    reported: list[tuple[str, Exception]] = []
+
+    def callback(event: NotificationReceived) -> None:
+        raise ValueError("boom")
+
+    dispatcher = NotificationDispatcher(
+        callback, on_error=lambda method, exc: reported.append((method, exc))
+    )
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(dispatcher.run)
+        dispatcher.put(changed(1))
+        dispatcher.put(changed(2))
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.cancel_scope.cancel()
+    assert [method for method, _ in reported] == ["notifications/resources/updated"] * 2
+
+
+# ------------------------------------------------------------ subscriptions
+
+
+@trio_test(autojump=True)
+async def test_a_subscription_keeps_the_newest_and_ends_after_its_backlog() -> None:
+    wanted = types.SubscriptionFilter(resource_subscriptions=["test://"])
+    subscription = Subscription(7, wanted)
+    assert not subscription.is_acknowledged
+    with pytest.raises(RuntimeError):
+        _ = subscription.acknowledged
+    subscription.acknowledge(wanted)
+    assert await subscription.wait_acknowledged() == wanted
+    assert subscription.comparison.honoured_in_full
+    for number in range(MAX_LISTEN_BACKLOG + 3):
+        subscription.deliver(changed(number))
+    assert subscription.dropped == 3
+    subscription.finish(ResponseReceived(request_id=7, method="subscriptions/listen", result=None))
+    subscription.deliver(changed(999))  # after the end: ignored
+    uris = [event.params.uri async for event in subscription]
+    assert uris == [f"test://{number}" for number in range(3, MAX_LISTEN_BACKLOG + 3)]
+    assert subscription.ended
+
+
+@trio_test(autojump=True)
+async def test_a_refused_or_broken_subscription_raises() -> None:
+    refused = Subscription(1, types.SubscriptionFilter(tools_list_changed=True))
+    refused.finish(
+        ErrorReceived(
+            request_id=1,
+            method="subscriptions/listen",
+            error=types.Error(code=-32601, message="Method not found"),
+        )
+    )
+    with pytest.raises(McpError) as raised:
+        await refused.wait_acknowledged()
+    assert raised.value.code == -32601
+
+    unacknowledged = Subscription(2, types.SubscriptionFilter(tools_list_changed=True))
+    unacknowledged.finish(None)
+    with pytest.raises(InvalidServerResponseError):
+        await unacknowledged.wait_acknowledged()
+
+    lost = Subscription(3, types.SubscriptionFilter(tools_list_changed=True))
+    lost.acknowledge(types.SubscriptionFilter(tools_list_changed=True))
+    lost.deliver(changed(1))
+    lost.fail(ConnectionClosedError("gone"))
+    assert (await anext(lost)).params.uri == "test://1"  # what came before the loss
+    with pytest.raises(ConnectionClosedError):
+        await anext(lost)
+
+
+async def _later(delay: float, action: object) -> None:
+    await trio.sleep(delay)
+    assert callable(action)
+    action()
