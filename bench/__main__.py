@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import codec, dispatch, importtime, roundtrip
+from bench import codec, dispatch, importtime, roundtrip, stdio
 from bench._environment import describe
 from bench._harness import Settings
 from bench._layer import Context, Layer
@@ -25,7 +25,13 @@ from bench._results import WorkloadResult
 from bench._verify import BenchmarkError
 
 #: Every layer, in the order they run and print. New layers are appended here.
-LAYERS: tuple[Layer, ...] = (codec.LAYER, roundtrip.LAYER, dispatch.LAYER, importtime.LAYER)
+LAYERS: tuple[Layer, ...] = (
+    codec.LAYER,
+    roundtrip.LAYER,
+    dispatch.LAYER,
+    stdio.LAYER,
+    importtime.LAYER,
+)
 
 DEFAULT_REPEAT, QUICK_REPEAT = 7, 3
 #: How long one timed measurement lasts: full and ``--quick``.

@@ -13,9 +13,9 @@ from bench._results import MCPCORE, WorkloadResult
 __all__ = ["COLUMNS", "RATIO_COLUMNS", "format_table", "write_json"]
 
 #: Every variant column, in table order.
-COLUMNS = (MCPCORE, "sdk", "sdk-session", "sdk-lowlevel", "msgspec", "json", "orjson")
+COLUMNS = (MCPCORE, "sdk", "sdk-session", "sdk-lowlevel", "msgspec", "json", "orjson", "ceiling")
 #: The speed-up columns: mcpcore over each of these.
-RATIO_COLUMNS = ("sdk", "sdk-session", "sdk-lowlevel", "msgspec")
+RATIO_COLUMNS = ("sdk", "sdk-session", "sdk-lowlevel", "msgspec", "ceiling")
 
 RATIO_DEFINITION = (
     "ratios are mcpcore's speed-up over the other variant (above 1: mcpcore is faster), "

@@ -27,6 +27,10 @@ EXPECTED_WORKLOADS = {
     "tools/call round trip, modern (2026-07-28)",
     "tools/call via Server dispatch, legacy (2025-11-25)",
     "tools/call via Server dispatch, modern (2026-07-28)",
+    "tools/call over stdio, sequential, legacy (2025-11-25)",
+    "tools/call over stdio, sequential, modern (2026-07-28)",
+    "tools/call over stdio, 100 in flight, legacy (2025-11-25)",
+    "tools/call over stdio, 100 in flight, modern (2026-07-28)",
     "import time (net of interpreter start)",
 }
 SDK_INSTALLED = all(importlib.util.find_spec(name) for name in ("mcp", "mcp_types"))
@@ -88,6 +92,27 @@ def test_quick_run_reports_every_workload(tmp_path: Path) -> None:
         lowlevel = workload["values"]["sdk-lowlevel"]
         assert (lowlevel is not None and lowlevel > 0) is SDK_INSTALLED
         assert {t["metric"] for t in workload["targets"]} == {"mcpcore/sdk", "mcpcore/sdk-lowlevel"}
+    assert_stdio_rows(document)
+
+
+def assert_stdio_rows(document: dict[str, Any]) -> None:
+    """The stdio layer: the raw ceiling always runs, the sequential rows carry latencies."""
+    stdio = [w for w in document["workloads"] if w["layer"] == "stdio"]
+    assert len(stdio) == 4
+    for workload in stdio:
+        name = workload["name"]
+        assert workload["values"]["ceiling"] > 0, name
+        assert workload["ratios"]["mcpcore/ceiling"] > 0, name
+        assert workload["size_bytes"] > 0, name
+        metrics = {t["metric"] for t in workload["targets"]}
+        if "sequential" in name:
+            assert metrics == {"mcpcore/sdk", "mcpcore/ceiling"}, name
+            [latency] = [note for note in workload["notes"] if note.startswith("latency p50/p99")]
+            assert "mcpcore " in latency, name
+            assert "ceiling " in latency, name
+            assert ("sdk " in latency) is document["available"]["sdk"], name
+        else:
+            assert metrics == {"mcpcore/sdk"}, name
 
 
 def test_without_the_optional_libraries_their_columns_are_na(tmp_path: Path) -> None:
@@ -100,3 +125,4 @@ def test_without_the_optional_libraries_their_columns_are_na(tmp_path: Path) -> 
     tools_call = workloads_by_name(document)["tools/call request"]
     assert tools_call["values"]["orjson"] is None
     assert "n/a" in table
+    assert_stdio_rows(document)

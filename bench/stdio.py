@@ -1,0 +1,541 @@
+"""The stdio layer: ``tools/call`` round trips between a client and a server process.
+
+One operation is one ``get_weather`` call made through a client's API, carried over the
+server process's stdin and stdout as JSON lines, answered by the server's tool handler.
+Three ways, each in both eras (legacy: initialize handshake at 2025-11-25; modern:
+2026-07-28):
+
+* ``mcpcore``: ``transports.open_stdio_client(sys.executable, args=[_stdio_servers.py,
+  "mcpcore"], mode=era)`` and ``client.call_tool``, against `transports.serve_stdio`
+  serving the `mcpcore.server.Server` of `bench.dispatch.build_server`; trio on both
+  sides.
+* ``sdk``: the official SDK's ``mcp.Client(StdioServerParameters(...), mode=...)``
+  against its ``MCPServer`` run on stdio (`bench.sdk_stdio`); asyncio on both sides.
+* ``ceiling``: no MCP at all. A trio client writes the very request line mcpcore's
+  client sends (the id changed each time, encoded by msgspec) to a trio server process
+  (`bench._stdio_servers`), which decodes it with msgspec and answers with the very
+  result line mcpcore's server sends, encoded by msgspec; the client decodes that and
+  checks its id. Plain ``FdStream.send_all`` / ``receive_some`` on the same kind of
+  pipes. One call at a time it writes and reads the pipes itself; with 100 in flight a
+  reader task routes the answers by id and a writer task joins the waiting requests
+  into one write.
+
+Two workloads: one call at a time (batches of `SEQUENTIAL_BATCH` calls, each call's
+latency recorded), and `IN_FLIGHT` concurrent callers (tasks) each making
+`PER_TASK` calls in a row per batch. Each client runs in an event loop of its own
+thread (`bench._stdio_runner`); the harness hands it one batch per operation. Servers
+start once per variant and workload, before any timing; every variant's answer is
+checked outside the timing; every server process is stopped at the end, killed if
+need be.
+
+    python -m bench --only stdio
+    python -m bench.stdio --handoff     # the cost of handing a batch to each kind of loop
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import trio
+
+from bench._harness import Samples, Settings, Variant, measure
+from bench._layer import Context, Layer
+from bench._results import MCPCORE, Target, WorkloadResult, from_samples
+from bench._stdio_runner import (
+    AsyncioThread,
+    LoopThread,
+    TrioThread,
+    asyncio_gather,
+    child_processes,
+    kill_processes,
+    trio_gather,
+)
+from bench._stdio_servers import READ_SIZE, SCRIPT
+from bench._verify import BenchmarkError
+from bench.dispatch import ARGUMENTS, MemoryDriver, build_server, weather
+from mcpcore import LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, types
+from mcpcore.client import ConnectMode, Outcome
+
+__all__ = [
+    "IN_FLIGHT",
+    "LAYER",
+    "PER_TASK",
+    "SEQUENTIAL_BATCH",
+    "WORKLOADS",
+    "CeilingClient",
+    "exchanged_lines",
+    "handoff",
+    "open_ceiling",
+    "run",
+    "workload_name",
+]
+
+#: Calls per timed operation, one at a time (full run and ``--quick``): ~12 ms at the
+#: ceiling, so the hand-off to the client's loop (~40-70 µs) is under 1% of it.
+SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH = 200, 50
+#: Concurrent callers in the second workload.
+IN_FLIGHT = 100
+#: Calls each caller makes in a row per batch (full run and ``--quick``): a batch is
+#: ``IN_FLIGHT * PER_TASK`` calls, so starting the callers and draining the last calls
+#: are a small part of it.
+PER_TASK, QUICK_PER_TASK = 10, 1
+
+#: The issue's goals.
+SEQUENTIAL_BEATS_SDK = Target("SDK >= 10x", "mcpcore/sdk", 10.0)
+NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
+IN_FLIGHT_BEATS_SDK = Target("SDK >= 30x", "mcpcore/sdk", 30.0)
+
+ERAS = {"legacy": LATEST_LEGACY_VERSION, "modern": LATEST_MODERN_VERSION}
+#: What every variant's tool answers.
+EXPECTED_TEXT = weather(ARGUMENTS["location"], ARGUMENTS["units"])
+
+
+def workload_name(workload: str, era: str) -> str:
+    """The row's name: ``tools/call over stdio, sequential, legacy (2025-11-25)``."""
+    return f"tools/call over stdio, {workload}, {era} ({ERAS[era]})"
+
+
+# ---------------------------------------------------------------- the raw ceiling
+
+
+@functools.cache
+def exchanged_lines(era: str) -> tuple[bytes, bytes]:
+    """The request and result mcpcore's client and server exchange for one call in ``era``.
+
+    Captured from an in-memory `bench.dispatch.MemoryDriver` pair (the same
+    `ClientSession` and `Server` the stdio variant runs), outside any timing.
+    """
+
+    class Recorder(MemoryDriver):
+        sent: list[bytes]
+        received: list[bytes]
+
+        async def request(
+            self, request_id: types.RequestId, data: bytes, *, timeout: float | None = None
+        ) -> Outcome:
+            self.sent.append(data)
+            return await super().request(request_id, data, timeout=timeout)
+
+        async def to_client(self, data: bytes) -> Outcome | None:
+            self.received.append(data)
+            return await super().to_client(data)
+
+    async def exchange() -> tuple[bytes, bytes]:
+        recorder = Recorder(build_server())
+        recorder.sent, recorder.received = [], []
+        await recorder.session.connect("modern" if era == "modern" else "legacy")
+        await recorder.session.call_tool("get_weather", ARGUMENTS)
+        return recorder.sent[-1], recorder.received[-1]
+
+    return asyncio.run(exchange())
+
+
+class _Pending:
+    """One pipelined call of the ceiling client, waiting for its answer."""
+
+    __slots__ = ("answer", "event")
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.answer: Any = None
+
+
+class CeilingClient:
+    """The raw ceiling's client: JSON lines over a process's pipes, msgspec, nothing else.
+
+    `call` writes and reads the pipes itself (one call at a time); `call_pipelined`
+    leaves the writing to `write_requests` and the reading to `read_answers`, which run
+    as tasks, so that many calls can be in flight.
+    """
+
+    def __init__(self, process: trio.Process, request: bytes) -> None:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        self._stdin = process.stdin
+        self._stdout = process.stdout
+        self._request: dict[str, Any] = msgspec.json.decode(request)
+        self._encode = msgspec.json.Encoder().encode
+        self._decode = msgspec.json.Decoder().decode
+        self._next_id = 0
+        self._rest = b""
+        self._pending: dict[int, _Pending] = {}
+        self._outbox, self._queued = trio.open_memory_channel[bytes](float("inf"))
+
+    def _line(self) -> tuple[int, bytes]:
+        self._next_id += 1
+        self._request["id"] = self._next_id
+        return self._next_id, self._encode(self._request) + b"\n"
+
+    async def call(self) -> Any:
+        """One call, alone on the pipes: write the request, read the answer; its result."""
+        request_id, line = self._line()
+        await self._stdin.send_all(line)
+        rest = self._rest
+        while (end := rest.find(b"\n")) < 0:
+            chunk = await self._stdout.receive_some(READ_SIZE)
+            if not chunk:
+                raise BenchmarkError("ceiling: the server hung up")
+            rest += chunk
+        self._rest = rest[end + 1 :]
+        answer = self._decode(rest[:end])
+        if answer["id"] != request_id:
+            raise BenchmarkError(f"ceiling: answer {answer['id']!r} to request {request_id}")
+        return answer["result"]
+
+    async def call_pipelined(self) -> Any:
+        """One call among many in flight; its result."""
+        request_id, line = self._line()
+        pending = self._pending[request_id] = _Pending()
+        self._outbox.send_nowait(line)
+        await pending.event.wait()
+        return pending.answer
+
+    async def write_requests(self) -> None:
+        """The writer task: every waiting request line, joined into one write."""
+        queued = self._queued
+        async for first in queued:
+            lines = [first]
+            while True:
+                try:
+                    lines.append(queued.receive_nowait())
+                except trio.WouldBlock:
+                    break
+            await self._stdin.send_all(first if len(lines) == 1 else b"".join(lines))
+
+    async def read_answers(self) -> None:
+        """The reader task: each answer to the call waiting for it."""
+        rest = b""
+        decode, pending = self._decode, self._pending
+        while chunk := await self._stdout.receive_some(READ_SIZE):
+            *lines, rest = (rest + chunk).split(b"\n")
+            for line in lines:
+                answer = decode(line)
+                waiting = pending.pop(answer["id"])
+                waiting.answer = answer["result"]
+                waiting.event.set()
+
+
+@asynccontextmanager
+async def open_ceiling(
+    request: bytes, result: bytes, *, pipelined: bool
+) -> AsyncIterator[CeilingClient]:
+    """Spawn the ceiling's server process answering with ``result``; a client to it."""
+    process = await trio.lowlevel.open_process(
+        [sys.executable, SCRIPT, "ceiling", result.decode()],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    try:
+        client = CeilingClient(process, request)
+        if not pipelined:
+            yield client
+            return
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.write_requests)
+            nursery.start_soon(client.read_answers)
+            yield client
+            nursery.cancel_scope.cancel()
+    finally:
+        process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+
+
+# ---------------------------------------------------------------- the variants
+
+
+@dataclass
+class _Variant:
+    """One column of one era: how to open its client, make a call, read the answer."""
+
+    name: str
+    column: str
+    era: str
+    thread: type[LoopThread[Any]]
+    opener: Callable[[], AbstractAsyncContextManager[Any]]
+    call: Callable[[Any], Awaitable[Any]]
+    text_of: Callable[[Any], str]
+    gather: Callable[[int, Callable[[], Any]], Awaitable[list[Any]]]
+    latencies: list[int] = field(default_factory=list)
+
+
+def _content_text(result: Any) -> str:
+    if getattr(result, "is_error", False):
+        return f"an error: {result!r}"
+    [block] = result.content
+    return str(block.text)
+
+
+def _mcpcore_variant(era: str) -> _Variant:
+    from transports import StdioClient, open_stdio_client
+
+    mode: ConnectMode = "modern" if era == "modern" else "legacy"
+
+    def opener() -> AbstractAsyncContextManager[StdioClient]:
+        return open_stdio_client(sys.executable, args=[SCRIPT, "mcpcore"], mode=mode)
+
+    async def call(client: StdioClient) -> types.CallToolResult:
+        return await client.call_tool("get_weather", ARGUMENTS)
+
+    return _Variant(
+        f"{MCPCORE} {era}", MCPCORE, era, TrioThread, opener, call, _content_text, trio_gather
+    )
+
+
+def _sdk_variant(era: str) -> _Variant:
+    from bench import sdk_dispatch, sdk_stdio
+
+    return _Variant(
+        f"sdk {era}",
+        "sdk",
+        era,
+        AsyncioThread,
+        sdk_stdio.open_client(era),
+        sdk_dispatch.call_tool(ARGUMENTS),
+        _content_text,
+        asyncio_gather,
+    )
+
+
+def _ceiling_variant(era: str, *, pipelined: bool) -> _Variant:
+    request, result = exchanged_lines(era)
+    result_json = msgspec.json.encode(msgspec.json.decode(result)["result"])
+
+    def opener() -> AbstractAsyncContextManager[CeilingClient]:
+        return open_ceiling(request, result_json, pipelined=pipelined)
+
+    call = CeilingClient.call_pipelined if pipelined else CeilingClient.call
+
+    def text_of(answer: Any) -> str:
+        [block] = answer["content"]
+        return str(block["text"])
+
+    return _Variant(
+        f"ceiling {era}", "ceiling", era, TrioThread, opener, call, text_of, trio_gather
+    )
+
+
+def _sequential_batch(variant: _Variant, calls: int) -> Callable[[Any], Awaitable[list[Any]]]:
+    call, latencies, clock = variant.call, variant.latencies, time.perf_counter_ns
+
+    async def batch(client: Any) -> list[Any]:
+        result = None
+        for _ in range(calls):
+            start = clock()
+            result = await call(client)
+            latencies.append(clock() - start)
+        return [result]
+
+    return batch
+
+
+def _concurrent_batch(
+    variant: _Variant, callers: int, calls: int
+) -> Callable[[Any], Awaitable[list[Any]]]:
+    call, gather = variant.call, variant.gather
+
+    async def batch(client: Any) -> list[Any]:
+        async def caller() -> Any:
+            result = None
+            for _ in range(calls):
+                result = await call(client)
+            return result
+
+        return await gather(callers, caller)
+
+    return batch
+
+
+# ---------------------------------------------------------------- the workloads
+
+
+@dataclass(frozen=True)
+class _Workload:
+    """One call at a time (``in_flight`` 1), or that many callers at once."""
+
+    key: str
+    in_flight: int
+    targets: tuple[Target, ...]
+
+    def calls_per_task(self, settings: Settings) -> int:
+        """Calls each caller makes per timed batch."""
+        if self.in_flight == 1:
+            return QUICK_SEQUENTIAL_BATCH if settings.quick else SEQUENTIAL_BATCH
+        return QUICK_PER_TASK if settings.quick else PER_TASK
+
+    def calls_per_batch(self, settings: Settings) -> int:
+        """Calls per timed batch."""
+        return self.in_flight * self.calls_per_task(settings)
+
+
+WORKLOADS = (
+    _Workload("sequential", 1, (SEQUENTIAL_BEATS_SDK, NEAR_CEILING)),
+    _Workload(f"{IN_FLIGHT} in flight", IN_FLIGHT, (IN_FLIGHT_BEATS_SDK,)),
+)
+
+
+def _variants(context: Context, *, pipelined: bool) -> list[_Variant]:
+    variants = []
+    for era in ERAS:
+        variants.append(_mcpcore_variant(era))
+        if "sdk" in context.available:
+            variants.append(_sdk_variant(era))
+        variants.append(_ceiling_variant(era, pipelined=pipelined))
+    return variants
+
+
+def _measure_workload(
+    context: Context, workload: _Workload
+) -> tuple[dict[str, Samples], list[_Variant]]:
+    """Start every variant's client and server, check them, measure them interleaved."""
+    sequential = workload.in_flight == 1
+    calls = workload.calls_per_task(context.settings)
+    variants = _variants(context, pipelined=not sequential)
+    before = child_processes()
+    threads: dict[str, LoopThread[Any]] = {}
+    try:
+        for variant in variants:
+            batch = (
+                _sequential_batch(variant, calls)
+                if sequential
+                else _concurrent_batch(variant, workload.in_flight, calls)
+            )
+            thread = threads[variant.name] = variant.thread(variant.name, variant.opener, batch)
+            thread.start()  # every server starts at once: start-up is not measured
+        for thread in threads.values():
+            thread.wait_ready()
+        timed = []
+        for variant in variants:
+            thread = threads[variant.name]
+            _check(variant, thread.operation())  # the warm-up batch, checked
+            variant.latencies.clear()
+            timed.append(Variant(variant.name, thread.operation))
+        return measure(timed, context.settings), variants
+    finally:
+        for thread in threads.values():
+            thread.close()
+        stragglers = kill_processes(child_processes() - before)
+        if stragglers:
+            context.log(f"stdio: killed server processes left running: {stragglers}")
+
+
+def _check(variant: _Variant, results: list[Any]) -> None:
+    for result in results:
+        text = variant.text_of(result)
+        if text != EXPECTED_TEXT:
+            raise BenchmarkError(f"{variant.name}: the tool did not answer: {text!r}")
+
+
+def _percentile(values: list[int], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] / 1000
+
+
+def _latency_note(variants: list[_Variant]) -> str:
+    parts = [
+        f"{variant.column} {_percentile(variant.latencies, 0.5):,.0f}"
+        f"/{_percentile(variant.latencies, 0.99):,.0f}"
+        for variant in variants
+    ]
+    count = min(len(variant.latencies) for variant in variants)
+    return f"latency p50/p99 in µs: {', '.join(parts)} (at least {count:,} calls each)"
+
+
+_SDK_NOTE = (
+    "sdk: MCPServer's result also carries the text as structuredContent "
+    '({"result": ...}), as it does for every tool returning str'
+)
+
+
+def run(context: Context) -> list[WorkloadResult]:
+    """Measure both workloads, both eras; one row per workload and era."""
+    results = []
+    with_sdk = "sdk" in context.available
+    for workload in WORKLOADS:
+        calls = workload.calls_per_batch(context.settings)
+        context.log(f"stdio: tools/call, {workload.key} ({calls} calls per timed batch)")
+        measured, variants = _measure_workload(context, workload)
+        sequential = workload.in_flight == 1
+        for era in ERAS:
+            mine = [variant for variant in variants if variant.era == era]
+            per_call = {
+                variant.column: Samples(
+                    tuple(rate * calls for rate in measured[variant.name].rates),
+                    measured[variant.name].iterations,
+                )
+                for variant in mine
+            }
+            request, result = exchanged_lines(era)
+            notes = [
+                "client API to tool handler and back through a server process's stdin/stdout, "
+                + ("one call at a time" if sequential else f"{workload.in_flight} callers at once")
+                + f", {calls} calls per timed batch; each client in its own thread's event loop",
+                f"mcpcore request {len(request)} B + result {len(result)} B; ceiling: the same "
+                "bytes, trio + msgspec to builtins, no MCP",
+                _SDK_NOTE,
+            ]
+            if sequential:
+                notes.append(_latency_note(mine))
+            results.append(
+                from_samples(
+                    LAYER.name,
+                    workload_name(workload.key, era),
+                    size_bytes=len(request) + len(result),
+                    unit="round trips/s",
+                    measured=per_call,
+                    unavailable=() if with_sdk else ("sdk",),
+                    targets=workload.targets,
+                    notes=tuple(notes),
+                )
+            )
+    return results
+
+
+LAYER = Layer("stdio", "tools/call between a client and a server process over stdio", run)
+
+
+# ---------------------------------------------------------------- the hand-off
+
+
+def handoff(settings: Settings) -> dict[str, float]:
+    """Microseconds one empty batch costs on each kind of loop (the harness's hand-off)."""
+
+    @asynccontextmanager
+    async def nothing() -> AsyncIterator[None]:
+        yield None
+
+    async def empty_batch(target: None) -> None:
+        return None
+
+    threads: dict[str, LoopThread[None]] = {
+        "trio": TrioThread("trio", nothing, empty_batch),
+        "asyncio": AsyncioThread("asyncio", nothing, empty_batch),
+    }
+    try:
+        for thread in threads.values():
+            thread.start()
+            thread.wait_ready()
+        measured = measure(
+            [Variant(name, thread.operation) for name, thread in threads.items()], settings
+        )
+    finally:
+        for thread in threads.values():
+            thread.close()
+    return {name: 1e6 / samples.median for name, samples in measured.items()}
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--handoff"]:
+        sys.exit("usage: python -m bench.stdio --handoff")
+    for loop, micros in handoff(Settings(repeat=7, target_seconds=0.15)).items():
+        print(f"{loop}: {micros:.1f} µs per batch handed over")
+    print(f"(one call at a time, a batch is {SEQUENTIAL_BATCH} calls)")
