@@ -18,6 +18,7 @@ PUBLIC_MODULES = [
     "mcpcore",
     "mcpcore.types",
     "mcpcore.framing",
+    "mcpcore.http",
     "mcpcore.jsonrpc",
     "mcpcore.versions",
     "mcpcore.server",
