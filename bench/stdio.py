@@ -38,25 +38,22 @@ import asyncio
 import functools
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
 import trio
 
-from bench._harness import Samples, Settings, Variant, measure
+from bench._harness import Settings, Variant, measure
 from bench._layer import Context, Layer
-from bench._results import MCPCORE, Target, WorkloadResult, from_samples
+from bench._process_layer import ProcessVariant, Workload, content_text, measure_rows
+from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import (
     AsyncioThread,
     LoopThread,
     TrioThread,
     asyncio_gather,
-    child_processes,
-    kill_processes,
     trio_gather,
 )
 from bench._stdio_servers import READ_SIZE, SCRIPT
@@ -72,6 +69,7 @@ __all__ = [
     "SEQUENTIAL_BATCH",
     "WORKLOADS",
     "CeilingClient",
+    "ceiling_text",
     "exchanged_lines",
     "handoff",
     "open_ceiling",
@@ -253,29 +251,7 @@ async def open_ceiling(
 # ---------------------------------------------------------------- the variants
 
 
-@dataclass
-class _Variant:
-    """One column of one era: how to open its client, make a call, read the answer."""
-
-    name: str
-    column: str
-    era: str
-    thread: type[LoopThread[Any]]
-    opener: Callable[[], AbstractAsyncContextManager[Any]]
-    call: Callable[[Any], Awaitable[Any]]
-    text_of: Callable[[Any], str]
-    gather: Callable[[int, Callable[[], Any]], Awaitable[list[Any]]]
-    latencies: list[int] = field(default_factory=list)
-
-
-def _content_text(result: Any) -> str:
-    if getattr(result, "is_error", False):
-        return f"an error: {result!r}"
-    [block] = result.content
-    return str(block.text)
-
-
-def _mcpcore_variant(era: str) -> _Variant:
+def _mcpcore_variant(era: str) -> ProcessVariant:
     from transports import StdioClient, open_stdio_client
 
     mode: ConnectMode = "modern" if era == "modern" else "legacy"
@@ -286,27 +262,27 @@ def _mcpcore_variant(era: str) -> _Variant:
     async def call(client: StdioClient) -> types.CallToolResult:
         return await client.call_tool("get_weather", ARGUMENTS)
 
-    return _Variant(
-        f"{MCPCORE} {era}", MCPCORE, era, TrioThread, opener, call, _content_text, trio_gather
+    return ProcessVariant(
+        f"{MCPCORE} {era}", MCPCORE, era, TrioThread, opener, call, content_text, trio_gather
     )
 
 
-def _sdk_variant(era: str) -> _Variant:
+def _sdk_variant(era: str) -> ProcessVariant:
     from bench import sdk_dispatch, sdk_stdio
 
-    return _Variant(
+    return ProcessVariant(
         f"sdk {era}",
         "sdk",
         era,
         AsyncioThread,
         sdk_stdio.open_client(era),
         sdk_dispatch.call_tool(ARGUMENTS),
-        _content_text,
+        content_text,
         asyncio_gather,
     )
 
 
-def _ceiling_variant(era: str, *, pipelined: bool) -> _Variant:
+def _ceiling_variant(era: str, *, pipelined: bool) -> ProcessVariant:
     request, result = exchanged_lines(era)
     result_json = msgspec.json.encode(msgspec.json.decode(result)["result"])
 
@@ -314,76 +290,33 @@ def _ceiling_variant(era: str, *, pipelined: bool) -> _Variant:
         return open_ceiling(request, result_json, pipelined=pipelined)
 
     call = CeilingClient.call_pipelined if pipelined else CeilingClient.call
-
-    def text_of(answer: Any) -> str:
-        [block] = answer["content"]
-        return str(block["text"])
-
-    return _Variant(
-        f"ceiling {era}", "ceiling", era, TrioThread, opener, call, text_of, trio_gather
+    return ProcessVariant(
+        f"ceiling {era}", "ceiling", era, TrioThread, opener, call, ceiling_text, trio_gather
     )
 
 
-def _sequential_batch(variant: _Variant, calls: int) -> Callable[[Any], Awaitable[list[Any]]]:
-    call, latencies, clock = variant.call, variant.latencies, time.perf_counter_ns
-
-    async def batch(client: Any) -> list[Any]:
-        result = None
-        for _ in range(calls):
-            start = clock()
-            result = await call(client)
-            latencies.append(clock() - start)
-        return [result]
-
-    return batch
-
-
-def _concurrent_batch(
-    variant: _Variant, callers: int, calls: int
-) -> Callable[[Any], Awaitable[list[Any]]]:
-    call, gather = variant.call, variant.gather
-
-    async def batch(client: Any) -> list[Any]:
-        async def caller() -> Any:
-            result = None
-            for _ in range(calls):
-                result = await call(client)
-            return result
-
-        return await gather(callers, caller)
-
-    return batch
+def ceiling_text(answer: Any) -> str:
+    """The text of a raw ceiling's answer (a result decoded to builtins)."""
+    [block] = answer["content"]
+    return str(block["text"])
 
 
 # ---------------------------------------------------------------- the workloads
 
-
-@dataclass(frozen=True)
-class _Workload:
-    """One call at a time (``in_flight`` 1), or that many callers at once."""
-
-    key: str
-    in_flight: int
-    targets: tuple[Target, ...]
-
-    def calls_per_task(self, settings: Settings) -> int:
-        """Calls each caller makes per timed batch."""
-        if self.in_flight == 1:
-            return QUICK_SEQUENTIAL_BATCH if settings.quick else SEQUENTIAL_BATCH
-        return QUICK_PER_TASK if settings.quick else PER_TASK
-
-    def calls_per_batch(self, settings: Settings) -> int:
-        """Calls per timed batch."""
-        return self.in_flight * self.calls_per_task(settings)
-
-
 WORKLOADS = (
-    _Workload("sequential", 1, (SEQUENTIAL_BEATS_SDK, NEAR_CEILING)),
-    _Workload(f"{IN_FLIGHT} in flight", IN_FLIGHT, (IN_FLIGHT_BEATS_SDK,)),
+    Workload(
+        "sequential",
+        1,
+        (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH),
+        (SEQUENTIAL_BEATS_SDK, NEAR_CEILING),
+    ),
+    Workload(
+        f"{IN_FLIGHT} in flight", IN_FLIGHT, (PER_TASK, QUICK_PER_TASK), (IN_FLIGHT_BEATS_SDK,)
+    ),
 )
 
 
-def _variants(context: Context, *, pipelined: bool) -> list[_Variant]:
+def _variants(context: Context, *, pipelined: bool) -> list[ProcessVariant]:
     variants = []
     for era in ERAS:
         variants.append(_mcpcore_variant(era))
@@ -391,63 +324,6 @@ def _variants(context: Context, *, pipelined: bool) -> list[_Variant]:
             variants.append(_sdk_variant(era))
         variants.append(_ceiling_variant(era, pipelined=pipelined))
     return variants
-
-
-def _measure_workload(
-    context: Context, workload: _Workload
-) -> tuple[dict[str, Samples], list[_Variant]]:
-    """Start every variant's client and server, check them, measure them interleaved."""
-    sequential = workload.in_flight == 1
-    calls = workload.calls_per_task(context.settings)
-    variants = _variants(context, pipelined=not sequential)
-    before = child_processes()
-    threads: dict[str, LoopThread[Any]] = {}
-    try:
-        for variant in variants:
-            batch = (
-                _sequential_batch(variant, calls)
-                if sequential
-                else _concurrent_batch(variant, workload.in_flight, calls)
-            )
-            thread = threads[variant.name] = variant.thread(variant.name, variant.opener, batch)
-            thread.start()  # every server starts at once: start-up is not measured
-        for thread in threads.values():
-            thread.wait_ready()
-        timed = []
-        for variant in variants:
-            thread = threads[variant.name]
-            _check(variant, thread.operation())  # the warm-up batch, checked
-            variant.latencies.clear()
-            timed.append(Variant(variant.name, thread.operation))
-        return measure(timed, context.settings), variants
-    finally:
-        for thread in threads.values():
-            thread.close()
-        stragglers = kill_processes(child_processes() - before)
-        if stragglers:
-            context.log(f"stdio: killed server processes left running: {stragglers}")
-
-
-def _check(variant: _Variant, results: list[Any]) -> None:
-    for result in results:
-        text = variant.text_of(result)
-        if text != EXPECTED_TEXT:
-            raise BenchmarkError(f"{variant.name}: the tool did not answer: {text!r}")
-
-
-def _percentile(values: list[int], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] / 1000
-
-
-def _latency_note(variants: list[_Variant]) -> str:
-    parts = [
-        f"{variant.column} {_percentile(variant.latencies, 0.5):,.0f}"
-        f"/{_percentile(variant.latencies, 0.99):,.0f}"
-        for variant in variants
-    ]
-    count = min(len(variant.latencies) for variant in variants)
-    return f"latency p50/p99 in µs: {', '.join(parts)} (at least {count:,} calls each)"
 
 
 _SDK_NOTE = (
@@ -459,44 +335,37 @@ _SDK_NOTE = (
 def run(context: Context) -> list[WorkloadResult]:
     """Measure both workloads, both eras; one row per workload and era."""
     results = []
-    with_sdk = "sdk" in context.available
     for workload in WORKLOADS:
         calls = workload.calls_per_batch(context.settings)
         context.log(f"stdio: tools/call, {workload.key} ({calls} calls per timed batch)")
-        measured, variants = _measure_workload(context, workload)
         sequential = workload.in_flight == 1
-        for era in ERAS:
-            mine = [variant for variant in variants if variant.era == era]
-            per_call = {
-                variant.column: Samples(
-                    tuple(rate * calls for rate in measured[variant.name].rates),
-                    measured[variant.name].iterations,
-                )
-                for variant in mine
-            }
+
+        def notes(era: str, workload: Workload = workload, calls: int = calls) -> list[str]:
             request, result = exchanged_lines(era)
-            notes = [
+            return [
                 "client API to tool handler and back through a server process's stdin/stdout, "
-                + ("one call at a time" if sequential else f"{workload.in_flight} callers at once")
+                + (
+                    "one call at a time"
+                    if workload.in_flight == 1
+                    else f"{workload.in_flight} callers at once"
+                )
                 + f", {calls} calls per timed batch; each client in its own thread's event loop",
                 f"mcpcore request {len(request)} B + result {len(result)} B; ceiling: the same "
                 "bytes, trio + msgspec to builtins, no MCP",
                 _SDK_NOTE,
             ]
-            if sequential:
-                notes.append(_latency_note(mine))
-            results.append(
-                from_samples(
-                    LAYER.name,
-                    workload_name(workload.key, era),
-                    size_bytes=len(request) + len(result),
-                    unit="round trips/s",
-                    measured=per_call,
-                    unavailable=() if with_sdk else ("sdk",),
-                    targets=workload.targets,
-                    notes=tuple(notes),
-                )
-            )
+
+        results += measure_rows(
+            context,
+            layer=LAYER.name,
+            workload=workload,
+            variants=_variants(context, pipelined=not sequential),
+            expected_text=EXPECTED_TEXT,
+            row_name=functools.partial(workload_name, workload.key),
+            sizes=lambda era: sum(map(len, exchanged_lines(era))),
+            notes=notes,
+            unavailable=() if "sdk" in context.available else ("sdk",),
+        )
     return results
 
 
