@@ -1,0 +1,144 @@
+"""The raw HTTP ceiling: a bare h11 + trio JSON echo, no MCP at all.
+
+The server answers every POST with ``{"jsonrpc":"2.0","id":<the request's id>,
+"result":RESULT}`` (msgspec on both ways, keep-alive, one connection per client
+connection). The client POSTs the very JSON body mcpcore's client sends in that era,
+with the id changed each time and the headers a Streamable HTTP client sends, over
+keep-alive connections: one per concurrent caller, opened on demand and reused.
+
+It is what any MCP server on h11 and trio must at least pay per request: the TCP round
+trip through loopback, h11's parsing and serialising on both sides, one JSON decode and
+encode each way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import h11
+import msgspec
+import trio
+
+from bench._verify import BenchmarkError
+
+__all__ = ["READ_SIZE", "CeilingHttpClient", "open_ceiling_http", "serve_ceiling_http"]
+
+#: Bytes asked of a socket per read.
+READ_SIZE: Final = 64 * 1024
+#: The endpoint path both sides use.
+PATH: Final = "/mcp"
+
+
+async def _next_message(
+    connection: h11.Connection, stream: trio.SocketStream
+) -> tuple[Any, bytes] | None:
+    """The next request or response on ``connection``, and its body; None at EOF."""
+    head: Any = None
+    body = b""
+    while True:
+        event = connection.next_event()
+        if event is h11.NEED_DATA:
+            connection.receive_data(await stream.receive_some(READ_SIZE))
+        elif isinstance(event, (h11.Request, h11.Response)):
+            head = event
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            return head, body
+        elif isinstance(event, h11.ConnectionClosed):
+            return None
+
+
+async def serve_ceiling_http(port: int, result: Any) -> None:
+    """Answer every POST on 127.0.0.1:``port`` with ``result``, until killed."""
+    decode = msgspec.json.Decoder().decode
+    encode = msgspec.json.Encoder().encode
+
+    async def serve(stream: trio.SocketStream) -> None:
+        connection = h11.Connection(h11.SERVER)
+        while (message := await _next_message(connection, stream)) is not None:
+            _, body = message
+            payload = encode({"jsonrpc": "2.0", "id": decode(body)["id"], "result": result})
+            headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
+            out = connection.send(h11.Response(status_code=200, headers=headers))
+            out += connection.send(h11.Data(data=payload))  # type: ignore[operator]
+            out += connection.send(h11.EndOfMessage())  # type: ignore[operator]
+            await stream.send_all(out)
+            connection.start_next_cycle()
+
+    await trio.serve_tcp(serve, port, host="127.0.0.1")
+
+
+class CeilingHttpClient:
+    """POSTs one JSON-RPC request per call over keep-alive h11 connections.
+
+    Args:
+        port: The ceiling server's port on 127.0.0.1.
+        request: The JSON-RPC request body (its id is replaced per call).
+        headers: The request's headers besides host, content type and length.
+    """
+
+    def __init__(self, port: int, request: bytes, headers: list[tuple[str, str]]) -> None:
+        self._port = port
+        self._request: dict[str, Any] = msgspec.json.decode(request)
+        self._headers = [
+            ("host", f"127.0.0.1:{port}"),
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            *headers,
+        ]
+        self._encode = msgspec.json.Encoder().encode
+        self._decode = msgspec.json.Decoder().decode
+        self._idle: list[tuple[h11.Connection, trio.SocketStream]] = []
+        self._streams: list[trio.SocketStream] = []
+        self._next_id = 0
+
+    async def call(self) -> Any:
+        """One request on a free connection (a new one if all are busy); its result."""
+        if self._idle:
+            connection, stream = self._idle.pop()
+        else:
+            stream = await trio.open_tcp_stream("127.0.0.1", self._port)
+            self._streams.append(stream)
+            connection = h11.Connection(h11.CLIENT)
+        self._next_id += 1
+        request_id = self._request["id"] = self._next_id
+        body = self._encode(self._request)
+        head = h11.Request(
+            method="POST",
+            target=PATH,
+            headers=[*self._headers, ("content-length", str(len(body)))],
+        )
+        out = connection.send(head)
+        out += connection.send(h11.Data(data=body))  # type: ignore[operator]
+        out += connection.send(h11.EndOfMessage())  # type: ignore[operator]
+        await stream.send_all(out)
+        message = await _next_message(connection, stream)
+        if message is None:
+            raise BenchmarkError("ceiling: the server hung up")
+        answer = self._decode(message[1])
+        if answer["id"] != request_id:
+            raise BenchmarkError(f"ceiling: answer {answer['id']!r} to request {request_id}")
+        connection.start_next_cycle()
+        self._idle.append((connection, stream))
+        return answer["result"]
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        for stream in self._streams:
+            await stream.aclose()
+
+
+@asynccontextmanager
+async def open_ceiling_http(
+    port: int, request: bytes, headers: list[tuple[str, str]]
+) -> AsyncIterator[CeilingHttpClient]:
+    """A `CeilingHttpClient` to the server on ``port``, closed on exit."""
+    client = CeilingHttpClient(port, request, headers)
+    try:
+        yield client
+    finally:
+        with trio.CancelScope(shield=True):
+            await client.aclose()
