@@ -8,6 +8,7 @@ the ``sleep`` they are given, so the trio transports and the plain-asyncio examp
 both serve it.
 
     python examples/everything.py --transport stdio
+    python examples/everything.py --transport http --port 3001   # http://127.0.0.1:3001/mcp
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import struct
 import sys
 import zlib
 from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -491,11 +493,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transport", choices=["stdio", "http", "ws"], default="stdio")
     parser.add_argument("--port", type=int, default=3001)
+    parser.add_argument("--host", default="127.0.0.1")
     arguments = parser.parse_args(argv)
-    if arguments.transport != "stdio":
-        print(f"the {arguments.transport} transport is not built yet (issues 5-6)", file=sys.stderr)
+    if arguments.transport == "ws":
+        print("the ws transport is not built yet (issue 6)", file=sys.stderr)
         return 2
     import trio
+
+    if arguments.transport == "http":
+        from transports import serve_http
+
+        # Serves http://HOST:PORT/mcp, both eras, until killed.
+        server = build_server(trio.sleep)
+        trio.run(partial(serve_http, server, host=arguments.host, port=arguments.port))
+        return 0
 
     from transports import serve_stdio
 

@@ -14,6 +14,26 @@ from transports._client_notifications import (
 )
 from transports._client_stream import MAX_SERVER_REQUESTS
 from transports._client_transport import ClientTransport
+from transports._httpserver import (
+    BODY_TIMEOUT,
+    HEADER_TIMEOUT,
+    KEEPALIVE_TIMEOUT,
+    MAX_BODY_SIZE,
+    MAX_CONNECTIONS,
+    MAX_HEADER_COUNT,
+    MAX_HEADER_SIZE,
+    MAX_SESSIONS,
+    SESSION_IDLE_TIMEOUT,
+    SSE_KEEPALIVE_INTERVAL,
+    BearerAuth,
+    EventStore,
+    HttpLimits,
+    MemoryEventStore,
+    Principal,
+    StoredEvent,
+    TokenVerifier,
+    serve_http,
+)
 from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
 from transports._stdio_client import StderrOption, StdioClient, open_stdio_client
 from transports._stdio_server import serve_stdio
@@ -21,23 +41,41 @@ from transports._writer import MAX_QUEUED_MESSAGES
 from transports.client import Client
 
 __all__ = [
+    "BODY_TIMEOUT",
     "DEFAULT_TIMEOUT",
+    "HEADER_TIMEOUT",
+    "KEEPALIVE_TIMEOUT",
+    "MAX_BODY_SIZE",
     "MAX_CONCURRENT_HANDLERS",
+    "MAX_CONNECTIONS",
+    "MAX_HEADER_COUNT",
+    "MAX_HEADER_SIZE",
     "MAX_LISTEN_BACKLOG",
     "MAX_QUEUED_MESSAGES",
     "MAX_QUEUED_NOTIFICATIONS",
     "MAX_SERVER_REQUESTS",
+    "MAX_SESSIONS",
     "MAX_TOTAL_TIMEOUT",
+    "SESSION_IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",
+    "SSE_KEEPALIVE_INTERVAL",
+    "BearerAuth",
     "Client",
     "ClientTransport",
     "ConnectionClosedError",
+    "EventStore",
+    "HttpLimits",
+    "MemoryEventStore",
     "NotificationCallback",
+    "Principal",
     "ProgressCallback",
     "ServerExitedError",
     "StderrOption",
     "StdioClient",
+    "StoredEvent",
     "Subscription",
+    "TokenVerifier",
     "open_stdio_client",
+    "serve_http",
     "serve_stdio",
 ]

@@ -1,0 +1,155 @@
+"""The authorization hook: bearer tokens checked by the embedder, and RFC 9728 metadata.
+
+An MCP server "is an OAuth 2.1 resource server" (2025-06-18 basic/authorization): it
+never issues tokens, it checks them. Checking is the embedder's callable (`BearerAuth`
+``verify``): given the token, it returns who the token speaks for and its scopes
+(`Principal`), or None for a token it does not accept (including one issued for
+another audience: "MUST NOT accept or pass through other tokens"). Around it the
+transport does what the spec fixes:
+
+* no valid token → 401 with ``WWW-Authenticate: Bearer resource_metadata="…"`` (and
+  the required ``scope``, which a server "SHOULD include", 2025-11-25);
+* a valid token without a required scope → 403 with ``error="insufficient_scope"``,
+  all the required scopes in one challenge;
+* the protected-resource metadata (RFC 9728) at ``/.well-known/oauth-protected-resource``
+  and at the path-inserted form ``/.well-known/oauth-protected-resource/<mcp path>``,
+  which clients try in that order after the header (2025-11-25).
+
+Every MCP request is checked, GET and DELETE included; the metadata is public.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+from mcpcore import jsonrpc
+
+__all__ = [
+    "PROTECTED_RESOURCE_PATH",
+    "AuthFailure",
+    "BearerAuth",
+    "Principal",
+    "TokenVerifier",
+]
+
+#: RFC 9728 §3: the well-known path of protected-resource metadata.
+PROTECTED_RESOURCE_PATH: Final = "/.well-known/oauth-protected-resource"
+_BEARER: Final = "bearer "
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a valid token speaks for.
+
+    Attributes:
+        subject: A stable identifier of the user (sessions and 2026-07-28
+            ``requestState`` are bound to it).
+        scopes: The scopes the token grants.
+    """
+
+    subject: str
+    scopes: frozenset[str] = field(default_factory=frozenset)
+
+
+#: Checks a bearer token: the `Principal`, or None when the token is not accepted.
+TokenVerifier = Callable[[str], "Principal | Awaitable[Principal | None] | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class AuthFailure:
+    """A request refused by `BearerAuth.check`: the status and its challenge."""
+
+    status: int
+    challenge: str
+    message: str
+
+
+@dataclass(frozen=True)
+class BearerAuth:
+    """Bearer-token authorization for `transports.serve_http`.
+
+    Args:
+        verify: The token check (sync or async); see `TokenVerifier`.
+        authorization_servers: Issuer URLs of the authorization servers clients get
+            tokens from (RFC 9728 requires at least one).
+        required_scopes: Scopes every request's token must carry.
+        resource: The canonical URL of the MCP endpoint (``https://host/mcp``), the
+            metadata's ``resource`` and the base of its URL. Default: built from each
+            request's ``Host`` header and the endpoint path, over http (set it when a
+            proxy terminates TLS in front of the server).
+        scopes_supported: The metadata's ``scopes_supported`` (default: the required
+            scopes; "SHOULD NOT list offline_access", 2026-07-28).
+        resource_name: A human-readable name for the metadata.
+    """
+
+    verify: TokenVerifier
+    authorization_servers: Sequence[str]
+    required_scopes: Sequence[str] = ()
+    resource: str | None = None
+    scopes_supported: Sequence[str] | None = None
+    resource_name: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.authorization_servers:
+            raise ValueError("the metadata must name at least one authorization server")
+        if any(" " in scope or '"' in scope for scope in self.required_scopes):
+            raise ValueError("a scope is a token without spaces or quotes (RFC 6749 §3.3)")
+
+    def resource_url(self, host: str, path: str) -> str:
+        """The canonical URL of the endpoint, as this request's ``Host`` names it."""
+        return self.resource or f"http://{host}{path}"
+
+    def metadata_url(self, host: str, path: str) -> str:
+        """Where the metadata is: the path-inserted well-known URL of the resource."""
+        resource = self.resource_url(host, path)
+        scheme, _, rest = resource.partition("://")
+        authority, slash, resource_path = rest.partition("/")
+        return f"{scheme}://{authority}{PROTECTED_RESOURCE_PATH}{slash}{resource_path}".rstrip("/")
+
+    def metadata(self, host: str, path: str) -> dict[str, object]:
+        """The RFC 9728 protected-resource metadata document."""
+        document: dict[str, object] = {
+            "resource": self.resource_url(host, path),
+            "authorization_servers": list(self.authorization_servers),
+            "bearer_methods_supported": ["header"],
+        }
+        scopes = self.required_scopes if self.scopes_supported is None else self.scopes_supported
+        if scopes:
+            document["scopes_supported"] = list(scopes)
+        if self.resource_name is not None:
+            document["resource_name"] = self.resource_name
+        return document
+
+    async def check(
+        self, authorization: str | None, host: str, path: str
+    ) -> Principal | AuthFailure:
+        """Authorize a request by its ``Authorization`` header."""
+        metadata = f'resource_metadata="{self.metadata_url(host, path)}"'
+        scope = " ".join(self.required_scopes)
+        if authorization is None or authorization[: len(_BEARER)].lower() != _BEARER:
+            # RFC 6750 §3.1: no credentials → a challenge without an error code.
+            challenge = f"Bearer {metadata}" + (f', scope="{scope}"' if scope else "")
+            return AuthFailure(401, challenge, "Unauthorized: a bearer token is required")
+        token = authorization[len(_BEARER) :].strip()
+        principal = self.verify(token) if token else None
+        if inspect.isawaitable(principal):
+            principal = await principal
+        if principal is None:
+            challenge = f'Bearer error="invalid_token", {metadata}' + (
+                f', scope="{scope}"' if scope else ""
+            )
+            return AuthFailure(401, challenge, "Unauthorized: the token is not valid")
+        missing = [s for s in self.required_scopes if s not in principal.scopes]
+        if missing:
+            # "Insufficient scope at runtime → 403 with WWW-Authenticate: Bearer
+            # error="insufficient_scope", scope=..., resource_metadata=..." (2025-11-25).
+            challenge = f'Bearer error="insufficient_scope", scope="{scope}", {metadata}'
+            return AuthFailure(403, challenge, "Forbidden: insufficient scope")
+        return principal
+
+
+#: The JSON-RPC code of an authorization refusal's body (there is no request id to echo).
+AUTH_ERROR_CODE: Final = jsonrpc.INVALID_REQUEST

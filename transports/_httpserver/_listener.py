@@ -1,0 +1,143 @@
+"""`serve_http`: the listening socket, a task per TCP connection, and the server-wide parts.
+
+The server binds 127.0.0.1 unless told otherwise ("servers SHOULD bind to localhost
+when local", 2025-03-26 … 2026-07-28 basic/transports). Past `HttpLimits.max_connections`
+open connections a new one gets ``503`` and is closed at once, so that idle keep-alive
+connections can't lock new clients out silently. A connection that fails with an
+unexpected error is closed and reported; the server and its other connections go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from typing import Final
+
+import trio
+
+from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
+from mcpcore.server import Server
+from transports._httpserver._auth import BearerAuth
+from transports._httpserver._connection import HttpConnection
+from transports._httpserver._event_store import EventStore, MemoryEventStore
+from transports._httpserver._limits import HttpLimits
+from transports._httpserver._router import Router
+from transports._httpserver._sessions import Call, call_key, run_call
+from transports._serving import SECRET_SIZE
+from transports._workers import WorkerPool
+
+__all__ = ["DEFAULT_PATH", "REJECT_TIMEOUT", "ErrorReporter", "serve_http"]
+
+#: The endpoint path the conformance suite and the SDK examples use.
+DEFAULT_PATH: Final = "/mcp"
+#: Seconds spent telling a connection past the cap that we are full.
+REJECT_TIMEOUT: Final = 1.0
+_FULL: Final = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+
+#: Told about an unexpected error that ended one connection.
+ErrorReporter = Callable[[BaseException], None]
+
+
+def _print_error(error: BaseException) -> None:
+    traceback.print_exception(error, file=sys.stderr)
+
+
+async def serve_http(
+    server: Server,
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    path: str = DEFAULT_PATH,
+    allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS,
+    allowed_origins: Iterable[str] = (),
+    auth: BearerAuth | None = None,
+    legacy: bool = True,
+    event_store: EventStore | None = None,
+    limits: HttpLimits | None = None,
+    on_error: ErrorReporter | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``server`` over Streamable HTTP at ``http://host:port/path`` until cancelled.
+
+    Both eras are served on the one endpoint, routed by each request's
+    ``MCP-Protocol-Version`` header: 2026-07-28 statelessly; 2025-03-26 … 2025-11-25 as
+    sessions; 2024-11-05 clients over HTTP+SSE (a ``GET`` of the endpoint).
+
+    Args:
+        server: What to serve. It gets a random key and the wall clock if it has none
+            (for its cursors and 2026-07-28 requestState, as the stdio server does).
+        port: The TCP port (0: any free port; ``task_status.started`` reports it).
+        host: The address to bind (loopback by default).
+        path: The endpoint's path.
+        allowed_hosts: ``Host`` names served (any port), or ``name:port``, or ``"*"``;
+            the loopback names by default (DNS-rebinding protection).
+        allowed_origins: ``Origin`` values served besides those on an allowed host.
+        auth: Require bearer tokens (see `BearerAuth`).
+        legacy: Serve the eras before 2026-07-28 too. Without them, ``GET`` and
+            ``DELETE`` get 405 and every POST is a 2026-07-28 request.
+        event_store: Where legacy streams keep their events for resumption (a bounded
+            `MemoryEventStore` by default).
+        limits: Sizes, counts and timeouts (`HttpLimits`).
+        on_error: Told about an unexpected error that ended a connection (default: the
+            traceback goes to stderr).
+        task_status: Started with the bound port once the server accepts connections.
+    """
+    server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
+    limits = limits or HttpLimits()
+    report = on_error or _print_error
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    async with trio.open_nursery() as nursery:
+        pool: WorkerPool[Call] = WorkerPool(nursery, run_call, call_key)
+        router = Router(
+            server,
+            path=path,
+            origins=OriginPolicy(allowed_hosts, allowed_origins),
+            auth=auth,
+            legacy=legacy,
+            pool=pool,
+            store=event_store or MemoryEventStore(),
+            limits=limits,
+        )
+        nursery.start_soon(router.legacy.sessions.expire_forever)
+        open_connections = trio.Semaphore(limits.max_connections)
+
+        async def serve_one(stream: trio.SocketStream) -> None:
+            try:
+                await HttpConnection(stream, router, limits).serve()
+            except Exception as exc:
+                report(exc)
+            finally:
+                open_connections.release()
+
+        for listener in listeners:
+            nursery.start_soon(_accept, listener, nursery, open_connections, serve_one)
+        task_status.started(listeners[0].socket.getsockname()[1])
+
+
+async def _accept(
+    listener: trio.SocketListener,
+    nursery: trio.Nursery,
+    open_connections: trio.Semaphore,
+    serve_one: Callable[[trio.SocketStream], object],
+) -> None:
+    async with listener:
+        while True:
+            stream = await listener.accept()
+            try:
+                open_connections.acquire_nowait()
+            except trio.WouldBlock:
+                await _reject(stream)
+                continue
+            nursery.start_soon(serve_one, stream)  # type: ignore[arg-type]
+
+
+async def _reject(stream: trio.SocketStream) -> None:
+    """Tell a connection past the cap that we are full, and close it."""
+    with trio.move_on_after(REJECT_TIMEOUT):
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await stream.send_all(_FULL)
+    await stream.aclose()

@@ -1,0 +1,236 @@
+"""The response to one request: a whole body at once, or an event stream.
+
+A `Reply` writes through its connection's write lock, which serialises every write to
+the socket and every ``h11`` send: the task answering the request and the connection's
+reader (which sends keep-alive comments on a quiet stream) never interleave bytes.
+
+Event streams are ``text/event-stream`` with ``Cache-Control: no-cache`` and
+``X-Accel-Buffering: no`` ("(S) SHOULD set X-Accel-Buffering: no", 2026-07-28
+basic/transports: buffering proxies would hold the notifications back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Final
+
+import h11
+
+from mcpcore import jsonrpc
+from mcpcore.framing import encode_comment, encode_event
+from mcpcore.http import peek_message, status_for_error
+
+if TYPE_CHECKING:
+    from transports._httpserver._connection import HttpConnection
+
+__all__ = ["JSON_HEADERS", "SSE_HEADERS", "Header", "Reply"]
+
+Header = tuple[bytes, bytes]
+
+JSON_HEADERS: Final[list[Header]] = [(b"content-type", b"application/json")]
+SSE_HEADERS: Final[list[Header]] = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+_CLOSE: Final[Header] = (b"connection", b"close")
+_REASONS: Final = {status.value: status.phrase.encode() for status in HTTPStatus}
+_KEEPALIVE: Final = encode_comment("keep-alive")
+
+
+def _reason(status: int) -> bytes:
+    return _REASONS.get(status, b"")
+
+
+class Reply:
+    """The answer to the request a connection is serving.
+
+    Attributes:
+        started: The status line went out.
+        streaming: It is an event stream.
+        finished: The response is complete.
+        may_stream: Whether a response still unstarted after the keep-alive interval
+            may become an event stream, so that a keep-alive comment can go out (a
+            2026-07-28 request defers the choice between JSON and a stream, CHECKLIST G5).
+    """
+
+    __slots__ = ("_connection", "finished", "may_stream", "started", "streaming")
+
+    def __init__(self, connection: HttpConnection) -> None:
+        self._connection = connection
+        self.started = False
+        self.streaming = False
+        self.finished = False
+        self.may_stream = False
+
+    # ----------------------------------------------------------- whole responses
+
+    async def respond(
+        self,
+        status: int,
+        headers: Sequence[Header] = (),
+        body: bytes = b"",
+        *,
+        close: bool = False,
+    ) -> None:
+        """Send a complete response (``close``: end the connection after it)."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            self._check_idle()
+            fields = [*headers, (b"content-length", str(len(body)).encode())]
+            if close:
+                fields.append(_CLOSE)
+            data = self._send_whole(status, fields, body)
+            self.started = self.finished = True
+            await connection.send_all(data)
+        finally:
+            connection.unlock()
+
+    async def respond_json(self, status: int, body: bytes, headers: Sequence[Header] = ()) -> None:
+        """Send a JSON body (one JSON-RPC message)."""
+        await self.respond(status, [*JSON_HEADERS, *headers], body)
+
+    async def refuse(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: int = jsonrpc.INVALID_REQUEST,
+        headers: Sequence[Header] = (),
+        close: bool = False,
+    ) -> None:
+        """Refuse the request at the HTTP level, with a JSON-RPC error without an id.
+
+        "The body MAY be a JSON-RPC error without id" (2025-11-25 basic/transports).
+        """
+        body = jsonrpc.encode_error_response(None, code, message)
+        await self.respond(status, [*JSON_HEADERS, *headers], body, close=close)
+
+    def _send_whole(self, status: int, fields: list[Header], body: bytes) -> bytes:
+        h = self._connection.h11
+        data = h.send(h11.Response(status_code=status, headers=fields, reason=_reason(status)))
+        if body:
+            data += h.send(h11.Data(data=body))
+        return data + h.send(h11.EndOfMessage())
+
+    # ----------------------------------------------------------- event streams
+
+    async def start_stream(self, headers: Sequence[Header] = (), *, first: bytes = b"") -> None:
+        """Start an event stream (status 200), with ``first`` (encoded events) in the same write."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            self._check_idle()
+            await connection.send_all(self._stream_head(headers) + self._chunk(first))
+        finally:
+            connection.unlock()
+
+    def _stream_head(self, headers: Sequence[Header]) -> bytes:
+        h = self._connection.h11
+        data = h.send(
+            h11.Response(status_code=200, headers=[*SSE_HEADERS, *headers], reason=_reason(200))
+        )
+        self.started = self.streaming = True
+        return data
+
+    def _chunk(self, data: bytes) -> bytes:
+        return self._connection.h11.send(h11.Data(data=data)) if data else b""
+
+    async def send_event(self, message: bytes, *, event_id: str | None = None) -> None:
+        """Write one message as an event of the stream."""
+        await self.send_raw(encode_event(message, id=event_id))
+
+    async def send_raw(self, data: bytes) -> None:
+        """Write already encoded events."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            if not self.streaming or self.finished:
+                raise RuntimeError("no event stream is open")
+            await connection.send_all(self._chunk(data))
+        finally:
+            connection.unlock()
+
+    async def end_stream(self, last: bytes = b"") -> None:
+        """End the event stream, after ``last`` (encoded events) if given."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            if self.finished:
+                return
+            data = self._chunk(last) + connection.h11.send(h11.EndOfMessage())
+            self.finished = True
+            await connection.send_all(data)
+        finally:
+            connection.unlock()
+
+    # ----------------------------------------------------------- JSON-RPC answers
+
+    async def answer(self, message: bytes, headers: Sequence[Header] = ()) -> None:
+        """Send the final JSON-RPC answer of a request: a JSON body, or the stream's last event.
+
+        As JSON, an error gets its 2026-07-28 status (`mcpcore.http.status_for_error`).
+        Decided under the write lock: a stream the keep-alive committed to meanwhile
+        gets the answer as its last event.
+        """
+        connection = self._connection
+        await connection.lock()
+        try:
+            if self.streaming:
+                if self.finished:
+                    return
+                data = self._chunk(encode_event(message)) + connection.h11.send(h11.EndOfMessage())
+            else:
+                self._check_idle()
+                peeked = peek_message(message)
+                code = peeked.error_code
+                status = 200 if code is None else status_for_error(code)
+                fields = [
+                    *JSON_HEADERS,
+                    *headers,
+                    (b"content-length", str(len(message)).encode()),
+                ]
+                data = self._send_whole(status, fields, message)
+                self.started = True
+            self.finished = True
+            await connection.send_all(data)
+        finally:
+            connection.unlock()
+
+    async def stream_message(self, message: bytes, headers: Sequence[Header] = ()) -> None:
+        """Write a message before the answer, starting the event stream if need be."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            data = b"" if self.streaming else self._stream_head(headers)
+            if self.finished:
+                raise RuntimeError("the response is complete")
+            await connection.send_all(data + self._chunk(encode_event(message)))
+        finally:
+            connection.unlock()
+
+    # ----------------------------------------------------------- keep-alive
+
+    async def keepalive(self) -> None:
+        """Called by the connection when the response has been quiet for a while.
+
+        A stream gets a comment; a response not started yet becomes a stream first
+        when it may (`may_stream`). Skipped when a write is under way (bytes are
+        moving anyway).
+        """
+        connection = self._connection
+        if self.finished or not connection.lock_nowait():
+            return
+        try:
+            if not self.started and self.may_stream:
+                await connection.send_all(self._stream_head(()) + self._chunk(_KEEPALIVE))
+            elif self.streaming and not self.finished:
+                await connection.send_all(self._chunk(_KEEPALIVE))
+        finally:
+            connection.unlock()
+
+    def _check_idle(self) -> None:
+        if self.started:
+            raise RuntimeError("the response has started already")

@@ -1,0 +1,144 @@
+"""Which part of the server answers a request: protection first, then the era.
+
+For every request, in order:
+
+1. the path: the MCP endpoint, or the protected-resource metadata (when authorization
+   is configured), else 404;
+2. ``Host``, then ``Origin`` (DNS-rebinding protection, `mcpcore.http.OriginPolicy`:
+   421 and 403) "in both eras", before anything else (CONFORMANCE §4.4);
+3. the bearer token, when authorization is configured (401 and 403);
+4. the era, by method and ``MCP-Protocol-Version`` (CONFORMANCE §4.2): a POST with the
+   2024-11-05 ``sessionId`` goes to HTTP+SSE; a POST whose header is a handshake
+   revision, or absent, to the legacy session transport; any other POST to the
+   2026-07-28 handler. ``GET`` and ``DELETE`` exist only in the legacy eras: with an
+   ``Mcp-Session-Id`` they are the session's, a ``GET`` without one opens a 2024-11-05
+   HTTP+SSE connection. When the legacy eras are switched off, or the header names a
+   modern revision, they get 405 ("a modern-only (S) SHOULD answer them with 405").
+
+An ``Upgrade`` request is where a WebSocket transport will plug in (a handler taking
+the connection over after a 101); until then it is served as the plain request it also
+is, which for a WebSocket handshake (a GET without a session) is a 400.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import msgspec
+
+from mcpcore.http import OriginPolicy, route_for
+from mcpcore.server import Server
+from mcpcore.versions import Era
+from transports._httpserver._auth import PROTECTED_RESOURCE_PATH, AuthFailure, BearerAuth
+from transports._httpserver._connection import HttpConnection
+from transports._httpserver._event_store import EventStore
+from transports._httpserver._legacy import LegacyEndpoint
+from transports._httpserver._limits import HttpLimits
+from transports._httpserver._modern import ModernEndpoint
+from transports._httpserver._reply import JSON_HEADERS, Reply
+from transports._httpserver._request import HttpRequest
+from transports._httpserver._sessions import Call
+from transports._httpserver._sse2024 import SESSION_PARAMETER, Sse2024Endpoint
+from transports._workers import WorkerPool
+
+__all__ = ["Router"]
+
+_ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
+_ALLOW_MODERN: Final = [(b"allow", b"POST")]
+_ALLOW_METADATA: Final = [(b"allow", b"GET")]
+
+
+class Router:
+    """The application every connection hands its requests to (see the module docstring).
+
+    Args:
+        server: What to serve.
+        path: The MCP endpoint's path.
+        origins: The hosts and origins served.
+        auth: Bearer-token authorization, or None.
+        legacy: Serve the legacy eras (2024-11-05 … 2025-11-25) too.
+        pool: The workers running legacy requests.
+        store: The event store of legacy streams.
+        limits: The server's limits.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str,
+        origins: OriginPolicy,
+        auth: BearerAuth | None,
+        legacy: bool,
+        pool: WorkerPool[Call],
+        store: EventStore,
+        limits: HttpLimits,
+    ) -> None:
+        self._path = path
+        self._origins = origins
+        self._auth = auth
+        self._legacy_on = legacy
+        self.modern = ModernEndpoint(server, stream_backlog=limits.max_stream_backlog)
+        self.legacy = LegacyEndpoint(server, pool, store, limits)
+        self.sse2024 = Sse2024Endpoint(server, pool, limits)
+        self._metadata_paths = frozenset(
+            {PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + path.rstrip("/")}
+        )
+
+    async def __call__(self, request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
+        """Answer one request."""
+        headers = request.headers
+        refusal = self._origins.refusal(headers.get("host"), headers.get("origin"))
+        if refusal is not None:
+            reason = "Misdirected Request: unknown Host" if refusal == 421 else "Forbidden: Origin"
+            await reply.refuse(refusal, reason)
+            return
+        if request.path != self._path:
+            if request.path in self._metadata_paths and self._auth is not None:
+                await self._metadata(request, reply, self._auth)
+            else:
+                await reply.refuse(404, "Not Found")
+            return
+        principal: str | None = None
+        if self._auth is not None:
+            checked = await self._auth.check(
+                headers.get("authorization"), headers.get("host", ""), self._path
+            )
+            if isinstance(checked, AuthFailure):
+                await reply.refuse(
+                    checked.status,
+                    checked.message,
+                    headers=[(b"www-authenticate", checked.challenge.encode())],
+                )
+                return
+            principal = checked.subject
+        method = request.method
+        era = route_for(headers.get("mcp-protocol-version"))
+        if method == "POST":
+            if era is Era.MODERN or not self._legacy_on:
+                await self.modern.post(request, reply, http, principal)
+            elif request.query_parameter(SESSION_PARAMETER) is not None:
+                await self.sse2024.post(request, reply, principal)
+            else:
+                await self.legacy.post(request, reply, principal)
+        elif era is Era.MODERN or not self._legacy_on:
+            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_MODERN)
+        elif method == "GET":
+            if "mcp-session-id" in headers:
+                await self.legacy.get(request, reply, principal)
+            elif "upgrade" in headers:
+                await reply.refuse(400, "Bad Request: no upgrade is served here")
+            else:
+                await self.sse2024.get(request, reply, principal, self._path)
+        elif method == "DELETE":
+            await self.legacy.delete(request, reply, principal)
+        else:
+            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_LEGACY)
+
+    async def _metadata(self, request: HttpRequest, reply: Reply, auth: BearerAuth) -> None:
+        """RFC 9728 protected-resource metadata (public, no token needed)."""
+        if request.method != "GET":
+            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_METADATA)
+            return
+        document = auth.metadata(request.headers.get("host", ""), self._path)
+        await reply.respond(200, JSON_HEADERS, msgspec.json.encode(document))
