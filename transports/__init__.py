@@ -14,6 +14,15 @@ from transports._client_notifications import (
 )
 from transports._client_stream import MAX_SERVER_REQUESTS
 from transports._client_transport import ClientTransport
+from transports._httpclient import (
+    CONNECT_TIMEOUT,
+    MAX_CLIENT_CONNECTIONS,
+    MAX_IDLE_CONNECTIONS,
+    HttpAuth,
+    HttpClient,
+    HttpStatusError,
+    open_http_client,
+)
 from transports._httpserver import (
     BODY_TIMEOUT,
     HEADER_TIMEOUT,
@@ -42,14 +51,17 @@ from transports.client import Client
 
 __all__ = [
     "BODY_TIMEOUT",
+    "CONNECT_TIMEOUT",
     "DEFAULT_TIMEOUT",
     "HEADER_TIMEOUT",
     "KEEPALIVE_TIMEOUT",
     "MAX_BODY_SIZE",
+    "MAX_CLIENT_CONNECTIONS",
     "MAX_CONCURRENT_HANDLERS",
     "MAX_CONNECTIONS",
     "MAX_HEADER_COUNT",
     "MAX_HEADER_SIZE",
+    "MAX_IDLE_CONNECTIONS",
     "MAX_LISTEN_BACKLOG",
     "MAX_QUEUED_MESSAGES",
     "MAX_QUEUED_NOTIFICATIONS",
@@ -64,7 +76,10 @@ __all__ = [
     "ClientTransport",
     "ConnectionClosedError",
     "EventStore",
+    "HttpAuth",
+    "HttpClient",
     "HttpLimits",
+    "HttpStatusError",
     "MemoryEventStore",
     "NotificationCallback",
     "Principal",
@@ -75,6 +90,7 @@ __all__ = [
     "StoredEvent",
     "Subscription",
     "TokenVerifier",
+    "open_http_client",
     "open_stdio_client",
     "serve_http",
     "serve_stdio",

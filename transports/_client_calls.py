@@ -137,8 +137,14 @@ class PendingCall:
 
     # -- the caller's side ----------------------------------------------------
 
-    async def wait(self, timeout: float, options: CallOptions) -> Outcome:
+    async def wait(
+        self, timeout: float, options: CallOptions, *, started: float | None = None
+    ) -> Outcome:
         """Wait for the answer, reporting progress meanwhile.
+
+        ``started`` is when the call began (`trio.current_time`), if before now: the
+        timeout and the hard limit count from there (a driver may have spent part of
+        them sending the request).
 
         Returns:
             The event that ended the call. Progress that arrived before it has been
@@ -150,7 +156,7 @@ class PendingCall:
                 request on the wire.
             BaseException: The connection's failure, or the progress callback's.
         """
-        start = trio.current_time()
+        start = trio.current_time() if started is None else started
         limit = start + options.max_total_timeout if options.reset_timeout_on_progress else math.inf
         deadline = min(start + timeout, limit)
         while True:

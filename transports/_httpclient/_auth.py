@@ -1,0 +1,89 @@
+"""Bearer tokens: ``Authorization: Bearer <token>`` on every request.
+
+"(C) MUST send Authorization: Bearer <token> on every HTTP request (including GET and
+DELETE on legacy transports). Tokens MUST NOT go in the query string" (2025-03-26
+basic/authorization). The token is a string, or comes from a callable (sync or async)
+that is asked again when the server answers 401: a token that expired is replaced, and
+the request is sent once more.
+
+Getting a token in the first place (OAuth 2.1 discovery, dynamic registration, the
+authorization code flow with PKCE) is out of this module's scope: a callable that
+runs such a flow and returns its access token plugs in here.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeAlias
+
+import trio
+
+__all__ = ["BearerAuth", "HttpAuth"]
+
+#: A bearer token, or a callable (sync or async) returning the current one.
+HttpAuth: TypeAlias = str | Callable[[], str | Awaitable[str]]
+
+_AUTHORIZATION: Final = b"authorization"
+
+
+class BearerAuth:
+    """The ``Authorization`` header of every request, refreshed on demand.
+
+    Args:
+        source: The token, or a callable that returns it.
+    """
+
+    def __init__(self, source: HttpAuth) -> None:
+        self._source = source
+        self._header: tuple[bytes, bytes] | None = None
+        self._lock = trio.Lock()
+        self._generation = 0
+        if isinstance(source, str):
+            self._header = _header(source)
+
+    @property
+    def refreshable(self) -> bool:
+        """Whether a 401 is worth a new token (the source is a callable)."""
+        return not isinstance(self._source, str)
+
+    @property
+    def generation(self) -> int:
+        """Changes each time the token is fetched (to tell who refreshes after a 401)."""
+        return self._generation
+
+    async def header(self) -> tuple[bytes, bytes]:
+        """The header, fetching the token the first time."""
+        header = self._header
+        if header is None:
+            async with self._lock:
+                if self._header is None:
+                    await self._fetch()
+            header = self._header
+            assert header is not None
+        return header
+
+    async def refresh(self, seen: int) -> None:
+        """Fetch a new token, unless someone else did since generation ``seen``."""
+        async with self._lock:
+            if self._generation == seen:
+                await self._fetch()
+
+    async def _fetch(self) -> None:
+        source = self._source
+        if isinstance(source, str):
+            return
+        token = source()
+        if inspect.isawaitable(token):
+            token = await token
+        if not isinstance(token, str):
+            raise TypeError(f"the auth callable returned {type(token).__name__}, not a token")
+        self._header = _header(token)
+        self._generation += 1
+
+
+def _header(token: str) -> tuple[bytes, bytes]:
+    # A token is visible ASCII (RFC 6750 b64token): anything else can't be a header.
+    if not token or not token.isascii() or not all("!" <= char <= "~" for char in token):
+        raise ValueError("a bearer token must be visible ASCII without spaces")
+    return (_AUTHORIZATION, b"Bearer " + token.encode("ascii"))

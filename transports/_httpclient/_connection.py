@@ -1,0 +1,205 @@
+"""One HTTP/1.1 connection: h11 over a trio stream (TCP, or TLS over TCP).
+
+h11 keeps the state of the connection and does all the parsing; this class only moves
+bytes. A request goes out in one write (head, body and end together). A response is
+read as a head (`HttpConnection.receive_head`) and then body chunks
+(`HttpConnection.receive_data`). Once both messages are complete the connection can
+carry the next exchange (HTTP/1.1 keep-alive; `HttpConnection.reusable`), which is what
+the pool keeps.
+
+Every failure of the network or of the server's HTTP becomes a `ConnectionClosedError`
+that says what happened.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import h11
+import trio
+
+from transports._client_errors import ConnectionClosedError
+
+__all__ = ["MAX_HEAD_SIZE", "READ_SIZE", "Head", "HttpConnection"]
+
+#: Bytes asked of the socket per read.
+READ_SIZE: Final = 64 * 1024
+#: The largest response head (status line and headers) accepted. h11's default is
+#: 16 KiB; MCP servers send a few hundred bytes, but proxies and auth servers add
+#: headers, and 64 KiB still bounds what a broken server makes us buffer.
+MAX_HEAD_SIZE: Final = 64 * 1024
+
+Headers = list[tuple[bytes, bytes]]
+
+
+class Head:
+    """A response's status line and headers (names lower-cased by h11)."""
+
+    __slots__ = ("headers", "reason", "status")
+
+    def __init__(self, status: int, reason: bytes, headers: Headers) -> None:
+        self.status = status
+        self.reason = reason.decode("latin-1")
+        self.headers = headers
+
+    def get(self, name: bytes) -> bytes | None:
+        """The value of header ``name`` (lower-case), or None; the last one if repeated."""
+        found = None
+        for key, value in self.headers:
+            if key == name:
+                found = value
+        return found
+
+    def __repr__(self) -> str:
+        return f"<HTTP {self.status} {self.reason}>"
+
+
+class HttpConnection:
+    """An HTTP/1.1 client connection over ``stream``.
+
+    Attributes:
+        exchanges: How many requests this connection has carried (a connection that
+            carried some is a reused one, which the server may have closed meanwhile).
+    """
+
+    def __init__(self, stream: trio.abc.Stream) -> None:
+        self._stream = stream
+        self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
+        self._closed = False
+        self.exchanges = 0
+        #: Whether any byte of the current response arrived (an empty answer on a
+        #: reused connection means the server closed it first: safe to retry).
+        self.got_response_bytes = False
+
+    @property
+    def reusable(self) -> bool:
+        """Whether both messages of the exchange are complete and the server keeps it open."""
+        h = self._h11
+        return not self._closed and h.our_state is h11.DONE and h.their_state is h11.DONE
+
+    async def send_request(
+        self, method: bytes, target: bytes, headers: Headers, body: bytes = b""
+    ) -> None:
+        """Write a request, head and body, in one write.
+
+        ``headers`` must include ``Host`` and, with a body, ``Content-Length``.
+
+        Raises:
+            ConnectionClosedError: The write failed.
+        """
+        h = self._h11
+        if h.our_state is h11.DONE and h.their_state is h11.DONE:
+            h.start_next_cycle()
+        self.exchanges += 1
+        self.got_response_bytes = False
+        data = h.send(h11.Request(method=method, target=target, headers=headers))
+        assert data is not None
+        if body:
+            more = h.send(h11.Data(data=body))
+            assert more is not None
+            data += more
+        end = h.send(h11.EndOfMessage())
+        assert end is not None
+        data += end
+        try:
+            await self._stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            h.send_failed()
+            raise ConnectionClosedError(f"sending the request failed ({_describe(exc)})") from exc
+
+    async def receive_head(self) -> Head:
+        """Read the response's status line and headers (skipping 1xx responses).
+
+        Raises:
+            ConnectionClosedError: The connection ended, or the server broke HTTP.
+        """
+        while True:
+            event = await self._next_event()
+            if isinstance(event, h11.Response):
+                return Head(event.status_code, event.reason, list(event.headers))
+            if not isinstance(event, h11.InformationalResponse):
+                raise ConnectionClosedError(f"the server sent {type(event).__name__} first")
+
+    async def receive_data(self) -> bytes:
+        """The next chunk of the response body; ``b""`` once the body is complete.
+
+        Raises:
+            ConnectionClosedError: The connection ended before the body did.
+        """
+        event = await self._next_event()
+        if isinstance(event, h11.Data):
+            return bytes(event.data)
+        if isinstance(event, h11.EndOfMessage):
+            return b""
+        raise ConnectionClosedError(f"the server sent {type(event).__name__} inside a body")
+
+    def body_complete_now(self) -> bool:
+        """Whether the rest of the body, if any, is only its end, already received.
+
+        Lets a reader that has what it wanted keep the connection without waiting for
+        more: an event stream's last event and the end of its body usually arrive in
+        the same packet.
+        """
+        h = self._h11
+        if h.their_state is h11.DONE:
+            return True
+        try:
+            event = h.next_event()
+        except h11.RemoteProtocolError:
+            return False
+        return isinstance(event, h11.EndOfMessage)
+
+    async def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        h = self._h11
+        while True:
+            try:
+                event = h.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise ConnectionClosedError(f"the server broke HTTP/1.1: {exc}") from exc
+            if event is not h11.NEED_DATA:
+                if event is h11.PAUSED or isinstance(event, h11.ConnectionClosed):
+                    raise ConnectionClosedError(self._ended())
+                return event
+            try:
+                data = await self._stream.receive_some(READ_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                raise ConnectionClosedError(
+                    f"the connection to the server broke ({_describe(exc)})"
+                ) from exc
+            if data:
+                self.got_response_bytes = True
+            try:
+                h.receive_data(bytes(data))
+            except h11.RemoteProtocolError as exc:
+                raise ConnectionClosedError(f"the server broke HTTP/1.1: {exc}") from exc
+
+    def _ended(self) -> str:
+        if self.got_response_bytes:
+            return "the server closed the connection in the middle of its answer"
+        return "the server closed the connection without answering"
+
+    def close_now(self) -> None:
+        """Close the connection at once, synchronously (its socket; no TLS goodbye).
+
+        The socket is owned by whoever holds the connection, so no other task is
+        waiting on it.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        stream: object = self._stream
+        if isinstance(stream, trio.SSLStream):
+            stream = stream.transport_stream
+        if isinstance(stream, trio.SocketStream):
+            stream.socket.close()
+
+    async def aclose(self) -> None:
+        """Close the connection at once (no TLS goodbye awaited: it may hang)."""
+        if not self._closed:
+            self._closed = True
+            await trio.aclose_forcefully(self._stream)
+
+
+def _describe(exc: BaseException) -> str:
+    cause = exc.__cause__ if isinstance(exc, trio.BrokenResourceError) else None
+    return str(cause or exc) or type(cause or exc).__name__
