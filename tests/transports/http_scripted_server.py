@@ -136,6 +136,9 @@ class ScriptedServer:
     path: str
     requests: list[Received] = field(default_factory=list)
     connections: int = 0
+    #: Connections open now, and the most ever open at once.
+    open_connections: int = 0
+    most_open: int = 0
     #: Set each time a request arrives (a test waits on it instead of sleeping).
     arrived: trio.Event = field(default_factory=trio.Event)
     #: Cancel scopes of the connection tasks (to kill every connection at once).
@@ -165,6 +168,8 @@ async def _serve_connection(
     stream: trio.SocketStream, server: ScriptedServer, handler: Handler
 ) -> None:
     server.connections += 1
+    server.open_connections += 1
+    server.most_open = max(server.most_open, server.open_connections)
     number = server.connections
     conn = h11.Connection(h11.SERVER)
     scope = trio.CancelScope()
@@ -212,6 +217,7 @@ async def _serve_connection(
         except (trio.BrokenResourceError, trio.ClosedResourceError, h11.RemoteProtocolError):
             return
         finally:
+            server.open_connections -= 1
             await trio.aclose_forcefully(stream)
 
 

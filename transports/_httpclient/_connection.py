@@ -66,6 +66,7 @@ class HttpConnection:
         self._stream = stream
         self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
         self._closed = False
+        self._eof = False
         self.exchanges = 0
         #: Whether any byte of the current response arrived (an empty answer on a
         #: reused connection means the server closed it first: safe to retry).
@@ -155,6 +156,8 @@ class HttpConnection:
             try:
                 event = h.next_event()
             except h11.RemoteProtocolError as exc:
+                if h.their_state is h11.CLOSED or self._eof:
+                    raise ConnectionClosedError(self._ended()) from exc
                 raise ConnectionClosedError(f"the server broke HTTP/1.1: {exc}") from exc
             if event is not h11.NEED_DATA:
                 if event is h11.PAUSED or isinstance(event, h11.ConnectionClosed):
@@ -168,6 +171,8 @@ class HttpConnection:
                 ) from exc
             if data:
                 self.got_response_bytes = True
+            else:
+                self._eof = True
             try:
                 h.receive_data(bytes(data))
             except h11.RemoteProtocolError as exc:
