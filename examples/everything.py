@@ -248,8 +248,9 @@ def build_server(sleep: Sleep, **options: Any) -> Server:  # noqa: PLR0915  (one
 
     @server.tool()
     async def test_reconnection(ctx: Context) -> str:
-        """Logs, pauses, logs again (the HTTP transport may close its stream meanwhile)."""
+        """Logs, closes its stream (HTTP), pauses, logs again; the client resumes the stream."""
         await ctx.log("info", "Before the pause")
+        await ctx.close_stream()  # (2025-11-25 SSE polling; nothing happens on stdio)
         await sleep(0.2)
         await ctx.log("info", "After the pause")
         return "Reconnection test completed"

@@ -30,6 +30,7 @@ from mcpcore.http._media import (
     accepts,
     accepts_json_and_sse,
     is_json,
+    names,
 )
 from mcpcore.http._modern_checks import (
     HttpRejection,
@@ -132,6 +133,7 @@ __all__ = [
     "media_type",
     "message_headers",
     "name_of",
+    "names",
     "param_headers",
     "peek_message",
     "read_modern_request",

@@ -23,6 +23,7 @@ __all__ = [
     "accepts",
     "accepts_json_and_sse",
     "is_json",
+    "names",
 ]
 
 JSON_MEDIA_TYPE: Final = "application/json"
@@ -69,6 +70,16 @@ def accepts(accept: str | None, media_type: str) -> bool:
     kind = media_type.split("/", 1)[0]
     wanted = {media_type, f"{kind}/*", "*/*"}
     return any(media_range in wanted for media_range in _ranges(accept))
+
+
+def names(accept: str | None, media_type: str) -> bool:
+    """Whether an ``Accept`` value lists ``media_type`` itself, not through a wildcard.
+
+    For a ``GET`` that opens an endless stream: an ``EventSource`` always sends
+    ``Accept: text/event-stream``, while a ``curl`` probe sends ``*/*`` and must not be
+    left waiting on a stream it did not ask for.
+    """
+    return accept is not None and media_type in _ranges(accept)
 
 
 def accepts_json_and_sse(accept: str | None) -> bool:

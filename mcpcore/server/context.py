@@ -134,6 +134,21 @@ class Context:
         if message is not None:
             await self._outbound.send(message)
 
+    async def close_stream(self) -> bool:
+        """End this request's response stream now, while the request goes on.
+
+        2025-11-25 Streamable HTTP (SSE polling, SEP-1699): "(S) MAY then close the
+        connection without ending the stream"; the client resumes it with a GET and
+        ``Last-Event-ID``, and gets what the handler sent meanwhile, its answer
+        included, from the transport's event store. False (and nothing happens) where
+        the transport has no resumable stream for the request: stdio, 2026-07-28, or a
+        session before 2025-11-25.
+        """
+        close = getattr(self._outbound, "close_stream", None)
+        if close is None:
+            return False
+        return bool(await close())
+
     def client_supports(self, method: str, params: Any = None) -> bool:
         """Whether the client declared what ``method`` (an input request) needs."""
         return self._connection.missing_capabilities(self.request_id, method, params) is None

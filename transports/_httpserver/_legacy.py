@@ -121,6 +121,16 @@ class _StreamOutbound:
         if not self._session.closed:
             await self._stream.answered(request_id, reply)
 
+    async def close_stream(self) -> bool:
+        """End the POST's response now (`mcpcore.server.Context.close_stream`).
+
+        Only for a primed stream: its client holds an event id to resume from.
+        """
+        if not self._session.primes:
+            return False
+        self._stream.detach()
+        return True
+
 
 class _SessionOutbound:
     """The session's own messages (list_changed...): on its standalone stream, if open.

@@ -23,7 +23,7 @@ import trio
 
 from mcpcore import jsonrpc
 from mcpcore.framing import encode_event
-from mcpcore.http import accepts, is_json, peek_message
+from mcpcore.http import is_json, names, peek_message
 from mcpcore.server import Server
 from mcpcore.types import RequestId
 from transports._httpserver._limits import HttpLimits
@@ -101,7 +101,8 @@ class Sse2024Endpoint:
         self, request: HttpRequest, reply: Reply, principal: str | None, path: str
     ) -> None:
         """Open a connection: the endpoint event, then every message, until the client leaves."""
-        if not accepts(request.headers.get("accept"), "text/event-stream"):
+        if not names(request.headers.get("accept"), "text/event-stream"):
+            # (An EventSource names the type; a curl probe's */* is not left hanging.)
             await reply.refuse(406, "Not Acceptable: accept text/event-stream")
             return
         sessions = self.sessions
