@@ -1,0 +1,59 @@
+"""The official conformance suite against ``examples/everything.py --transport http``.
+
+Issue 5's acceptance: all three server runs pass completely, with at least the checks
+the official Python SDK passes (CONFORMANCE.md §0 and §3), and no WARNING (CONFORMANCE
+trap 10.1-7: every POST stream of a 2025-11-25 session is primed). The suite (node 22
+and both releases) is installed into ``.conformance/`` on first use.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.suite import Release, Suite, ensure_suite
+from tests.transports.everything_http import everything_http_server
+
+#: (release, extra arguments, the baseline of passed checks).
+RUNS = [
+    pytest.param(("stable", (), 44), id="0.1.16-all"),
+    pytest.param(("alpha", ("--spec-version", "2025-11-25"), 84), id="alpha.12-2025-11-25"),
+    pytest.param(("alpha", ("--spec-version", "2026-07-28"), 152), id="alpha.12-2026-07-28"),
+]
+
+
+@pytest.fixture(scope="module")
+def suite() -> Suite:
+    return ensure_suite()
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    with everything_http_server() as endpoint:
+        yield endpoint
+
+
+def warnings_in(folder: Path) -> list[str]:
+    """``scenario: check`` for every WARNING the saved checks hold."""
+    found = []
+    for checks in sorted(folder.rglob("checks.json")):
+        for check in json.loads(checks.read_text()):
+            if check.get("status") == "WARNING":
+                found.append(f"{checks.parent.name}: {check.get('id')} {check.get('errorMessage')}")
+    return found
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_the_server_suite_passes(
+    suite: Suite, url: str, tmp_path: Path, run: tuple[Release, tuple[str, ...], int]
+) -> None:
+    release, extra, baseline = run
+    result = suite.run(
+        release, "server", "--url", url, "--suite", "all", *extra, "-o", str(tmp_path)
+    )
+    assert result.failed == 0, result.output
+    assert result.passed >= baseline, result.output
+    assert not warnings_in(tmp_path), (warnings_in(tmp_path), result.output)

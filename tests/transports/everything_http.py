@@ -1,0 +1,63 @@
+"""``examples/everything.py --transport http`` as a subprocess on a free loopback port.
+
+    with everything_http_server() as url:    # http://127.0.0.1:PORT/mcp
+        ...
+
+The port is found by binding port 0 and closing it again (the server then binds it; the
+window in between is harmless on a test machine). The server is ready once it accepts
+a TCP connection; it is killed, and waited for, on exit.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final
+
+from tests.transports.trio_helpers import PYTHON, REPOSITORY
+
+__all__ = ["START_TIMEOUT", "everything_http_server", "free_port"]
+
+#: Seconds the server may take to start listening (an import of trio, h11, msgspec).
+START_TIMEOUT: Final = 20.0
+EVERYTHING: Final = REPOSITORY / "examples" / "everything.py"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextmanager
+def everything_http_server() -> Iterator[str]:
+    """Run the everything server over HTTP; yields its endpoint URL."""
+    port = free_port()
+    process = subprocess.Popen(
+        [PYTHON, str(EVERYTHING), "--transport", "http", "--port", str(port)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + START_TIMEOUT
+        while True:
+            if process.poll() is not None:
+                _, stderr = process.communicate()
+                raise RuntimeError(f"the server exited: {stderr.decode(errors='replace')}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError("the server did not start listening") from None
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        process.communicate(timeout=START_TIMEOUT)
