@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import codec, dispatch, importtime, roundtrip, stdio
+from bench import codec, dispatch, importtime, roundtrip, stdio, streamable_http
 from bench._environment import describe
 from bench._harness import Settings
 from bench._layer import Context, Layer
@@ -30,6 +30,7 @@ LAYERS: tuple[Layer, ...] = (
     roundtrip.LAYER,
     dispatch.LAYER,
     stdio.LAYER,
+    streamable_http.LAYER,
     importtime.LAYER,
 )
 

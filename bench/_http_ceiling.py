@@ -63,8 +63,8 @@ async def serve_ceiling_http(port: int, result: Any) -> None:
             payload = encode({"jsonrpc": "2.0", "id": decode(body)["id"], "result": result})
             headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
             out = connection.send(h11.Response(status_code=200, headers=headers))
-            out += connection.send(h11.Data(data=payload))  # type: ignore[operator]
-            out += connection.send(h11.EndOfMessage())  # type: ignore[operator]
+            out += connection.send(h11.Data(data=payload))
+            out += connection.send(h11.EndOfMessage())
             await stream.send_all(out)
             connection.start_next_cycle()
 
@@ -112,8 +112,8 @@ class CeilingHttpClient:
             headers=[*self._headers, ("content-length", str(len(body)))],
         )
         out = connection.send(head)
-        out += connection.send(h11.Data(data=body))  # type: ignore[operator]
-        out += connection.send(h11.EndOfMessage())  # type: ignore[operator]
+        out += connection.send(h11.Data(data=body))
+        out += connection.send(h11.EndOfMessage())
         await stream.send_all(out)
         message = await _next_message(connection, stream)
         if message is None:

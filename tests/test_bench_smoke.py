@@ -31,6 +31,10 @@ EXPECTED_WORKLOADS = {
     "tools/call over stdio, sequential, modern (2026-07-28)",
     "tools/call over stdio, 100 in flight, legacy (2025-11-25)",
     "tools/call over stdio, 100 in flight, modern (2026-07-28)",
+    "tools/call over HTTP, sequential, 1 connection, legacy (2025-11-25)",
+    "tools/call over HTTP, sequential, 1 connection, modern (2026-07-28)",
+    "tools/call over HTTP, 8 callers, legacy (2025-11-25)",
+    "tools/call over HTTP, 8 callers, modern (2026-07-28)",
     "import time (net of interpreter start)",
 }
 SDK_INSTALLED = all(importlib.util.find_spec(name) for name in ("mcp", "mcp_types"))
@@ -45,7 +49,7 @@ def run_bench(tmp_path: Path, *options: str) -> tuple[str, dict[str, Any]]:
         capture_output=True,
         text=True,
         check=False,
-        timeout=120,
+        timeout=300,
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     document: dict[str, Any] = json.loads(report.read_text())
@@ -92,13 +96,13 @@ def test_quick_run_reports_every_workload(tmp_path: Path) -> None:
         lowlevel = workload["values"]["sdk-lowlevel"]
         assert (lowlevel is not None and lowlevel > 0) is SDK_INSTALLED
         assert {t["metric"] for t in workload["targets"]} == {"mcpcore/sdk", "mcpcore/sdk-lowlevel"}
-    assert_stdio_rows(document)
+    assert_process_rows(document)
 
 
-def assert_stdio_rows(document: dict[str, Any]) -> None:
-    """The stdio layer: the raw ceiling always runs, the sequential rows carry latencies."""
-    stdio = [w for w in document["workloads"] if w["layer"] == "stdio"]
-    assert len(stdio) == 4
+def assert_process_rows(document: dict[str, Any]) -> None:
+    """stdio and HTTP: the raw ceiling always runs, the sequential rows carry latencies."""
+    stdio = [w for w in document["workloads"] if w["layer"] in ("stdio", "http")]
+    assert len(stdio) == 8
     for workload in stdio:
         name = workload["name"]
         assert workload["values"]["ceiling"] > 0, name
@@ -111,8 +115,10 @@ def assert_stdio_rows(document: dict[str, Any]) -> None:
             assert "mcpcore " in latency, name
             assert "ceiling " in latency, name
             assert ("sdk " in latency) is document["available"]["sdk"], name
-        else:
+        elif workload["layer"] == "stdio":
             assert metrics == {"mcpcore/sdk"}, name
+        else:
+            assert metrics == set(), name
 
 
 def test_without_the_optional_libraries_their_columns_are_na(tmp_path: Path) -> None:
@@ -125,4 +131,4 @@ def test_without_the_optional_libraries_their_columns_are_na(tmp_path: Path) -> 
     tools_call = workloads_by_name(document)["tools/call request"]
     assert tools_call["values"]["orjson"] is None
     assert "n/a" in table
-    assert_stdio_rows(document)
+    assert_process_rows(document)

@@ -1,0 +1,62 @@
+"""The server processes of the HTTP layer (run by path: ``python bench/_http_servers.py``).
+
+    python bench/_http_servers.py ceiling PORT RESULT-JSON   # bare h11 + trio echo
+    python bench/_http_servers.py mcpcore PORT               # transports.serve_http
+    python bench/_http_servers.py sdk PORT                   # the SDK's MCPServer on uvicorn
+
+Each listens on 127.0.0.1:PORT until killed.
+
+* ``ceiling``: `bench._http_ceiling.serve_ceiling_http`, answering with RESULT.
+* ``mcpcore``: `transports.serve_http` serving `bench.dispatch.build_server` (the
+  ``get_weather`` tool), both eras on ``/mcp``.
+* ``sdk``: the official SDK's ``MCPServer`` (`bench.sdk_dispatch.high_level_server`, the
+  same tool) as its Streamable HTTP Starlette app, in its fastest configuration
+  (`bench.sdk_http.SDK_APP_OPTIONS`: JSON responses, stateless), on uvicorn with uvloop
+  and httptools when installed (``uvicorn[standard]``, as the SDK's docs deploy it).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import msgspec
+import trio
+
+__all__ = ["SCRIPT", "main"]
+
+#: This file, as the HTTP layer runs it.
+SCRIPT = str(Path(__file__).resolve())
+
+
+def main(argv: list[str]) -> int:
+    """Serve the variant named by ``argv[0]`` on the port ``argv[1]``."""
+    kind, port = (argv[0], int(argv[1])) if len(argv) >= 2 else ("", 0)
+    if kind == "ceiling" and len(argv) == 3:
+        from bench._http_ceiling import serve_ceiling_http
+
+        trio.run(serve_ceiling_http, port, msgspec.json.decode(argv[2]))
+    elif kind == "mcpcore":
+        from functools import partial
+
+        from bench.dispatch import build_server
+        from transports import serve_http
+
+        trio.run(partial(serve_http, build_server(), host="127.0.0.1", port=port))
+    elif kind == "sdk":
+        from bench.sdk_http import serve
+
+        serve(port)
+    else:
+        print(
+            f"usage: {sys.argv[0]} ceiling PORT RESULT | mcpcore PORT | sdk PORT", file=sys.stderr
+        )
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

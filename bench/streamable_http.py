@@ -1,0 +1,290 @@
+"""The HTTP layer: ``tools/call`` round trips between a client and a Streamable HTTP server.
+
+One operation is one ``get_weather`` call made through a client's API, POSTed to a server
+*process* on 127.0.0.1, answered by its tool handler, read back as a typed result. Three
+ways, each in both eras (legacy: initialize handshake at 2025-11-25, then the session;
+modern: 2026-07-28, every request with its ``_meta`` envelope and headers):
+
+* ``mcpcore``: ``transports.open_http_client(url, mode=era)`` and ``client.call_tool``,
+  against `transports.serve_http` serving the `mcpcore.server.Server` of
+  `bench.dispatch.build_server`; trio and h11 on both sides.
+* ``sdk``: the official SDK's ``mcp.Client(url, mode=...)`` (httpx) against its
+  ``MCPServer`` as a Streamable HTTP app on uvicorn, in the SDK's fastest configuration
+  (`bench.sdk_http`); asyncio on both sides.
+* ``ceiling``: no MCP. A bare h11 + trio client POSTs the very body mcpcore's client sends
+  (the id changed each time) with the same MCP headers, over keep-alive connections, to a
+  bare h11 + trio server that decodes it with msgspec and answers with mcpcore's result
+  for that era (`bench._http_ceiling`).
+
+Two workloads: one call at a time on one connection (batches of `SEQUENTIAL_BATCH`
+calls, each call's latency recorded), and `CONNECTIONS` callers at once, each making
+`PER_CALLER` calls in a row per batch (each client opens the connections it needs: the
+ceiling one per caller, mcpcore and the SDK as their pools decide). Clients live in event
+loops of their own threads and each starts its own server process on a free port
+(`bench._process_layer`).
+
+    python -m bench --only http
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import msgspec
+import trio
+
+from bench._http_ceiling import CeilingHttpClient, open_ceiling_http
+from bench._http_servers import SCRIPT
+from bench._layer import Context, Layer
+from bench._process_layer import ProcessVariant, Workload, content_text, measure_rows
+from bench._results import MCPCORE, Target, WorkloadResult
+from bench._stdio_runner import AsyncioThread, TrioThread, asyncio_gather, trio_gather
+from bench._verify import BenchmarkError
+from bench.dispatch import ARGUMENTS
+from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
+from mcpcore import types
+from mcpcore.client import ConnectMode
+
+__all__ = ["CONNECTIONS", "LAYER", "PER_CALLER", "SEQUENTIAL_BATCH", "WORKLOADS", "run"]
+
+#: Calls per timed operation, one at a time (full run and ``--quick``): ~30 ms at the
+#: ceiling, so the hand-off to the client's loop (~40-70 µs) is well under 1% of it.
+SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH = 100, 20
+#: Concurrent callers in the second workload (the issue's "8 connections").
+CONNECTIONS: Final = 8
+#: Calls each caller makes in a row per batch (full run and ``--quick``).
+PER_CALLER, QUICK_PER_CALLER = 25, 3
+#: Seconds a server process gets to start listening.
+START_TIMEOUT: Final = 30.0
+
+#: The issue's goals (issue 5: sequential at least 5x the SDK and 70% of the bare h11 ceiling).
+SEQUENTIAL_BEATS_SDK = Target("SDK >= 5x", "mcpcore/sdk", 5.0)
+NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
+
+WORKLOADS = (
+    Workload(
+        "sequential, 1 connection",
+        1,
+        (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH),
+        (SEQUENTIAL_BEATS_SDK, NEAR_CEILING),
+    ),
+    Workload(f"{CONNECTIONS} callers", CONNECTIONS, (PER_CALLER, QUICK_PER_CALLER), ()),
+)
+#: What a Streamable HTTP client sends besides the body, per era (the ceiling sends it
+#: too, so that h11 parses the same header block on both sides).
+_MCP_HEADERS: Final = {
+    "legacy": [("mcp-protocol-version", ERAS["legacy"]), ("mcp-session-id", "0" * 32)],
+    "modern": [
+        ("mcp-protocol-version", ERAS["modern"]),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "get_weather"),
+    ],
+}
+
+
+def workload_name(workload: str, era: str) -> str:
+    """The row's name: ``tools/call over HTTP, sequential, 1 connection, legacy (…)``."""
+    return f"tools/call over HTTP, {workload}, {era} ({ERAS[era]})"
+
+
+# ------------------------------------------------------------ server processes
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _command(kind: str, port: int, *extra: str) -> list[str]:
+    return [sys.executable, SCRIPT, kind, str(port), *extra]
+
+
+@asynccontextmanager
+async def _trio_server(kind: str, *extra: str) -> AsyncIterator[int]:
+    """A server process listening on a free port (from a trio loop); its port."""
+    port = _free_port()
+    process = await trio.lowlevel.open_process(
+        _command(kind, port, *extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        with trio.fail_after(START_TIMEOUT):
+            while True:
+                try:
+                    stream = await trio.open_tcp_stream("127.0.0.1", port)
+                except OSError:
+                    if process.returncode is not None:
+                        raise BenchmarkError(f"{kind}: the server exited") from None
+                    await trio.sleep(0.05)
+                    continue
+                await stream.aclose()
+                break
+        yield port
+    finally:
+        process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+
+
+@asynccontextmanager
+async def _asyncio_server(kind: str) -> AsyncIterator[int]:
+    """A server process listening on a free port (from an asyncio loop); its port."""
+    port = _free_port()
+    process = await asyncio.create_subprocess_exec(
+        *_command(kind, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + START_TIMEOUT
+    try:
+        while True:
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+            except OSError:
+                if process.returncode is not None or loop.time() > deadline:
+                    raise BenchmarkError(f"{kind}: the server did not start") from None
+                await asyncio.sleep(0.05)
+                continue
+            writer.close()
+            await writer.wait_closed()
+            break
+        yield port
+    finally:
+        if process.returncode is None:
+            process.kill()
+        await process.wait()
+
+
+def _url(port: int) -> str:
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+# ---------------------------------------------------------------- the variants
+
+
+def _mcpcore_variant(era: str) -> ProcessVariant:
+    from transports import open_http_client
+
+    @asynccontextmanager
+    async def opener() -> AsyncIterator[Any]:
+        async with _trio_server("mcpcore") as port:
+            mode: ConnectMode = "modern" if era == "modern" else "legacy"
+            async with open_http_client(_url(port), mode=mode) as client:
+                yield client
+
+    async def call(client: Any) -> types.CallToolResult:
+        result: types.CallToolResult = await client.call_tool("get_weather", ARGUMENTS)
+        return result
+
+    return ProcessVariant(
+        f"{MCPCORE} {era}", MCPCORE, era, TrioThread, opener, call, content_text, trio_gather
+    )
+
+
+def _sdk_variant(era: str) -> ProcessVariant:
+    from bench import sdk_dispatch, sdk_http
+
+    @asynccontextmanager
+    async def opener() -> AsyncIterator[Any]:
+        async with (
+            _asyncio_server("sdk") as port,
+            sdk_http.open_client(_url(port), era)() as client,
+        ):
+            yield client
+
+    return ProcessVariant(
+        f"sdk {era}",
+        "sdk",
+        era,
+        AsyncioThread,
+        opener,
+        sdk_dispatch.call_tool(ARGUMENTS),
+        content_text,
+        asyncio_gather,
+    )
+
+
+def _ceiling_variant(era: str) -> ProcessVariant:
+    request, result = exchanged_lines(era)
+    result_json = msgspec.json.encode(msgspec.json.decode(result)["result"]).decode()
+
+    @asynccontextmanager
+    async def opener() -> AsyncIterator[CeilingHttpClient]:
+        async with (
+            _trio_server("ceiling", result_json) as port,
+            open_ceiling_http(port, request, _MCP_HEADERS[era]) as client,
+        ):
+            yield client
+
+    return ProcessVariant(
+        f"ceiling {era}",
+        "ceiling",
+        era,
+        TrioThread,
+        opener,
+        CeilingHttpClient.call,
+        ceiling_text,
+        trio_gather,
+    )
+
+
+def _variants(context: Context) -> list[ProcessVariant]:
+    variants = []
+    for era in ERAS:
+        variants.append(_mcpcore_variant(era))
+        if "sdk" in context.available:
+            variants.append(_sdk_variant(era))
+        variants.append(_ceiling_variant(era))
+    return variants
+
+
+_SDK_NOTE = (
+    "sdk: MCPServer.streamable_http_app(json_response=True, stateless_http=True) on uvicorn "
+    "(uvloop, httptools); its result also carries the text as structuredContent"
+)
+
+
+def run(context: Context) -> list[WorkloadResult]:
+    """Measure both workloads, both eras; one row per workload and era."""
+    results = []
+    for workload in WORKLOADS:
+        calls = workload.calls_per_batch(context.settings)
+        context.log(f"http: tools/call, {workload.key} ({calls} calls per timed batch)")
+        shape = (
+            "one call at a time on one keep-alive connection"
+            if workload.in_flight == 1
+            else f"{workload.in_flight} callers at once"
+        )
+
+        def notes(era: str, shape: str = shape, calls: int = calls) -> list[str]:
+            request, result = exchanged_lines(era)
+            return [
+                f"client API to tool handler and back over HTTP/1.1 on loopback, {shape}, "
+                f"{calls} calls per timed batch; each client in its own thread's event loop",
+                f"mcpcore request body {len(request)} B + result {len(result)} B; ceiling: "
+                "the same bodies and MCP headers, bare h11 + trio + msgspec, no MCP",
+                _SDK_NOTE,
+            ]
+
+        results += measure_rows(
+            context,
+            layer=LAYER.name,
+            workload=workload,
+            variants=_variants(context),
+            expected_text=EXPECTED_TEXT,
+            row_name=functools.partial(workload_name, workload.key),
+            sizes=lambda era: sum(map(len, exchanged_lines(era))),
+            notes=notes,
+            unavailable=() if "sdk" in context.available else ("sdk",),
+        )
+    return results
+
+
+LAYER = Layer("http", "tools/call between a client and a server process over Streamable HTTP", run)
