@@ -305,7 +305,9 @@ class HttpConnection:
     async def _send_continue(self) -> None:
         await self.lock()
         try:
-            data = self.h11.send(h11.InformationalResponse(status_code=100, headers=[]))
+            data = self.h11.send(
+                h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
+            )
             await self.send_all(data)
         finally:
             self.unlock()
@@ -365,6 +367,10 @@ class HttpConnection:
                 if isinstance(event, h11.Request):
                     if len(event.headers) > limits.max_header_count:
                         return _Refusal(431, "Too many header fields")
+                    # (h11 bounds a head that arrives in pieces; one that came whole
+                    # in a single read is measured here.)
+                    if _head_size(event) > limits.max_header_size:
+                        return _Refusal(431, "Request header fields too large")
                     declared = _content_length(event)
                     if declared is not None and declared > limits.max_body_size:
                         return _Refusal(413, "Request body too large")
@@ -397,6 +403,11 @@ class HttpConnection:
         return HttpRequest(
             head.method.decode("ascii"), head.target, list(head.headers), body, head.http_version
         )
+
+
+def _head_size(request: h11.Request) -> int:
+    """About the bytes of a request's head: its target and fields with their separators."""
+    return len(request.target) + sum(len(name) + len(value) + 4 for name, value in request.headers)
 
 
 def _content_length(request: h11.Request) -> int | None:
