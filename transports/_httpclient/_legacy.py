@@ -9,7 +9,7 @@
   session held on the server (``resources/subscribe``, ``logging/setLevel``) is gone
   with it.
 * "(C) MAY open a standalone SSE stream with a GET" for the server's own requests and
-  notifications (`LegacySession.start_get_stream`); a server that answers the GET with
+  notifications (`LegacySession.open_get_stream`); a server that answers the GET with
   anything but an event stream simply has none ("tolerate failures of the optional GET
   stream"). A stream that ends is reopened after the ``retry`` time.
 * Resumability: a stream that ends before the answer it carries is resumed "with a GET
@@ -42,7 +42,13 @@ from transports._httpclient._events import pump, retry_delay
 from transports._httpclient._exchange import BodyTooLargeError, Response, Sender, drain
 from transports._httpclient._router import Router
 
-__all__ = ["MAX_GET_STREAM_FAILURES", "MAX_RESUME_ATTEMPTS", "TERMINATE_TIMEOUT", "LegacySession"]
+__all__ = [
+    "GET_STREAM_OPEN_TIMEOUT",
+    "MAX_GET_STREAM_FAILURES",
+    "MAX_RESUME_ATTEMPTS",
+    "TERMINATE_TIMEOUT",
+    "LegacySession",
+]
 
 #: Resumptions in a row that deliver nothing before a stream is given up (each waits
 #: the server's ``retry`` time; the official SDK gives up after 2 failed attempts).
@@ -52,6 +58,9 @@ MAX_RESUME_ATTEMPTS: Final = 3
 MAX_GET_STREAM_FAILURES: Final = 3
 #: Seconds the closing DELETE may take; the client is going away either way.
 TERMINATE_TIMEOUT: Final = 5.0
+#: Seconds to wait for the server to answer the standalone GET before going on without
+#: it: servers answer its head at once, and only the stream itself lasts.
+GET_STREAM_OPEN_TIMEOUT: Final = 5.0
 
 _SESSION_HEADER: Final = SESSION_ID_HEADER.lower().encode("ascii")
 _VERSION_HEADER: Final = PROTOCOL_VERSION_HEADER.lower().encode("ascii")
@@ -155,7 +164,7 @@ class LegacySession:
                 self._router.fail(error)
                 raise error from exc
             self.generation += 1
-        self.start_get_stream()
+        await self.open_get_stream()
 
     async def _renew(self) -> None:
         if self.initialize is None:
@@ -206,11 +215,20 @@ class LegacySession:
 
     # ------------------------------------------------------------- GET streams
 
-    def start_get_stream(self) -> None:
-        """Open the standalone GET stream (if wanted and not open yet)."""
-        if self._want_get_stream and self._get_stream is None and self._router.failure is None:
-            self._get_stream = trio.CancelScope()
-            self._nursery.start_soon(self._run_get_stream, self._get_stream)
+    async def open_get_stream(self) -> None:
+        """Open the standalone GET stream (if wanted and not open yet).
+
+        Returns once the server answered the GET (or after `GET_STREAM_OPEN_TIMEOUT`):
+        a server may send its requests there as soon as the handshake is over, and
+        they are lost if the stream is not open yet.
+        """
+        if not self._want_get_stream or self._get_stream is not None:
+            return
+        if self._router.failure is not None:
+            return
+        scope = self._get_stream = trio.CancelScope()
+        with trio.move_on_after(GET_STREAM_OPEN_TIMEOUT):
+            await self._nursery.start(self._run_get_stream, scope)
 
     def stop_get_stream(self) -> None:
         """Close the standalone GET stream."""
@@ -218,20 +236,34 @@ class LegacySession:
             self._get_stream.cancel()
             self._get_stream = None
 
-    async def _run_get_stream(self, scope: trio.CancelScope) -> None:
+    async def _run_get_stream(
+        self, scope: trio.CancelScope, *, task_status: trio.TaskStatus[None]
+    ) -> None:
         parser = SSEParser(self._max_event_size)
         failures = 0
+        started = False
+
+        def answered() -> None:
+            nonlocal started
+            if not started:
+                started = True
+                task_status.started()
+
         with scope:
             while failures < MAX_GET_STREAM_FAILURES and self._router.failure is None:
-                delivered = await self._read_get_stream(parser)
+                delivered = await self._read_get_stream(parser, answered)
                 if delivered is None:
                     break  # the server has no GET stream (405, 404, 400...): none, then
                 failures = 0 if delivered else failures + 1
+                answered()
                 await trio.sleep(retry_delay(parser))
+        answered()
         if self._get_stream is scope:
             self._get_stream = None
 
-    async def _read_get_stream(self, parser: SSEParser) -> bool | None:
+    async def _read_get_stream(
+        self, parser: SSEParser, answered: Callable[[], None]
+    ) -> bool | None:
         """One GET stream, read to its end: whether it delivered events; None if refused."""
         headers = self.headers()
         if parser.last_event_id:
@@ -241,6 +273,7 @@ class LegacySession:
             response = await self._sender.send(b"GET", self._target, headers)
         except ConnectionClosedError:
             return False
+        answered()
         if response.status != 200 or response.media_type != "text/event-stream":
             await drain(response)
             return None

@@ -474,7 +474,7 @@ class StreamableTransport:
         with trio.fail_after(self._timeout):
             await self._notify(message, data)
         if message.method == "notifications/initialized":
-            self._legacy.start_get_stream()
+            await self._legacy.open_get_stream()
 
     async def _notify(self, message: OutgoingMessage, data: bytes) -> None:
         response = await self._post(message, data)

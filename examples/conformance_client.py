@@ -1,0 +1,244 @@
+"""The client the official MCP conformance suite runs in client mode.
+
+    conformance client --command "python examples/conformance_client.py" --scenario tools_call
+
+The suite starts a mock server for a scenario, then runs this script with the mock's
+URL as the last argument (shared/spec/CONFORMANCE.md §9). ``MCP_CONFORMANCE_SCENARIO``
+names the scenario; ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (0.2.0-alpha only) says which
+wire to speak: ``2026-07-28`` the stateless one, anything else (or nothing, under
+0.1.16) the legacy handshake; ``MCP_CONFORMANCE_CONTEXT`` carries scenario data as JSON.
+The script exits 0 when its part of the scenario went through, and reports on stderr.
+None of the OAuth scenarios is handled: this client does no OAuth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import trio
+
+from mcpcore.client import ClientCallbacks, ConnectMode
+from mcpcore.types import (
+    UNSET,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequestFormParams,
+    ElicitRequestURLParams,
+    ElicitResult,
+    Implementation,
+    ListRootsResult,
+    TextContent,
+)
+from transports import HttpClient, open_http_client
+
+MODERN: Final = "2026-07-28"
+#: Seconds any request may take: well inside the suite's 30 s limit per scenario.
+REQUEST_TIMEOUT: Final = 10.0
+CLIENT_INFO: Final = Implementation(name="mcpcore-conformance-client", version="1.0.0")
+
+Scenario = Callable[[HttpClient, Mapping[str, Any]], Awaitable[None]]
+
+
+# -- what the client answers when a server asks ------------------------------------
+
+
+async def elicit(params: ElicitRequestFormParams | ElicitRequestURLParams) -> ElicitResult:
+    """Accept every form, each field filled with its default (or a value of its type)."""
+    if isinstance(params, ElicitRequestURLParams):
+        return ElicitResult(action="decline")
+    properties = params.requested_schema.get("properties") or {}
+    content = {name: _value_for(field) for name, field in properties.items()}
+    return ElicitResult(action="accept", content=content)
+
+
+def _value_for(field: Mapping[str, Any]) -> Any:
+    if "default" in field:
+        return field["default"]
+    kind = field.get("type")
+    if kind == "boolean":
+        return True
+    if kind in ("integer", "number"):
+        return field.get("minimum", 0)
+    if kind == "array":
+        return []
+    if field.get("enum"):
+        return field["enum"][0]
+    options = field.get("oneOf") or field.get("anyOf") or []
+    if options and isinstance(options[0], dict) and "const" in options[0]:
+        return options[0]["const"]
+    return "conformance"
+
+
+async def sample(params: CreateMessageRequestParams) -> CreateMessageResult:
+    """A canned completion (no model here)."""
+    return CreateMessageResult(
+        role="assistant", content=TextContent(text="A canned answer."), model="none"
+    )
+
+
+async def roots() -> ListRootsResult:
+    """No roots."""
+    return ListRootsResult(roots=[])
+
+
+# -- the scenarios -----------------------------------------------------------------
+
+
+async def initialize(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """Handshake (done by connecting), then list the tools if the server has any."""
+    if _has_tools(client):
+        await client.list_tools()
+
+
+async def tools_call(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """Call ``add_numbers`` with numbers."""
+    await client.list_tools()
+    await _succeeds(client, "add_numbers", {"a": 5, "b": 3})
+
+
+async def elicitation_defaults(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """Call the tool that asks for a form; `elicit` accepts it with the defaults."""
+    await client.list_tools()
+    await _succeeds(client, "test_client_elicitation_defaults", {})
+
+
+async def sse_retry(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """Call the tool whose answer stream breaks: the client resumes it by GET."""
+    await client.list_tools()
+    await _succeeds(client, "test_reconnection", {})
+
+
+async def schema_preservation(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """Send back a tool's inputSchema exactly as listed."""
+    tools = {tool.name: tool async for tool in client.iter_tools()}
+    schema = tools["json_schema_2020_12_tool"].input_schema
+    await _succeeds(client, "json_schema_echo", {"schema": schema})
+
+
+async def list_only(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """List the tools (their schemas' network ``$ref``s are never fetched)."""
+    async for _ in client.iter_tools():
+        pass
+
+
+async def request_metadata(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """After the version dance of connecting: a list and a call, each with its ``_meta``."""
+    if not _has_tools(client):
+        return
+    tools = [tool async for tool in client.iter_tools()]
+    if tools:
+        await client.call_tool(tools[0].name, {})
+
+
+async def request_state(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """The four MRTR tools: the session runs the InputRequiredResult loop."""
+    await client.list_tools()
+    for name in (
+        "test_mrtr_echo_state",
+        "test_mrtr_unrelated",
+        "test_mrtr_no_state",
+        "test_mrtr_no_result_type",
+    ):
+        await client.call_tool(name, {})
+
+
+async def standard_headers(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """Every method that carries ``Mcp-Method`` and ``Mcp-Name``."""
+    async for tool in client.iter_tools():
+        await client.call_tool(tool.name, {})
+    async for resource in client.iter_resources():
+        await client.read_resource(resource.uri)
+    async for prompt in client.iter_prompts():
+        await client.get_prompt(prompt.name, {})
+
+
+async def custom_headers(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """The calls the context lists, their ``x-mcp-header`` arguments mirrored."""
+    await client.list_tools()
+    for call in context.get("toolCalls", []):
+        await client.call_tool(call["name"], call.get("arguments"))
+
+
+async def invalid_tool_headers(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """List (the invalid tools are dropped) and call what is left."""
+    for tool in [tool async for tool in client.iter_tools()]:
+        await client.call_tool(tool.name, {"region": "us-east-1"})
+    for invalid in client.invalid_tools:
+        print(f"dropped tool {invalid.name!r}: {invalid.reason}", file=sys.stderr)
+
+
+def _has_tools(client: HttpClient) -> bool:
+    # The client sends only what the server advertised (2025-06-18: "MUST respect the
+    # negotiated capabilities"); a mock that advertises nothing gets no list.
+    capabilities = client.server_capabilities
+    return capabilities is None or capabilities.tools is not UNSET
+
+
+async def _succeeds(client: HttpClient, name: str, arguments: Mapping[str, Any]) -> None:
+    answer = await client.call_tool(name, arguments)
+    if answer.is_error is True:
+        raise RuntimeError(f"{name} failed: {answer.content}")
+
+
+SCENARIOS: Final[dict[str, Scenario]] = {
+    "initialize": initialize,
+    "tools_call": tools_call,
+    "elicitation-sep1034-client-defaults": elicitation_defaults,
+    "sse-retry": sse_retry,
+    "json-schema-2020-12-preservation": schema_preservation,
+    "json-schema-ref-no-deref": list_only,
+    "request-metadata": request_metadata,
+    "sep-2322-client-request-state": request_state,
+    "http-standard-headers": standard_headers,
+    "http-custom-headers": custom_headers,
+    "http-invalid-tool-headers": invalid_tool_headers,
+}
+
+
+async def run(url: str, scenario: Scenario, mode: ConnectMode, context: Mapping[str, Any]) -> None:
+    """Connect in ``mode`` and play ``scenario``."""
+    callbacks = ClientCallbacks(elicitation=elicit, sampling=sample, roots=roots)
+    async with open_http_client(
+        url,
+        mode=mode,
+        callbacks=callbacks,
+        client_info=CLIENT_INFO,
+        timeout=REQUEST_TIMEOUT,
+        # A legacy server may send its requests on the GET stream (the TS SDK's
+        # elicitation does); sse-retry times the *last* GET, so it gets none.
+        get_stream=scenario is not sse_retry,
+    ) as client:
+        await scenario(client, context)
+
+
+def main(argv: list[str]) -> int:
+    """Run the scenario the environment names against the URL in ``argv``."""
+    name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    scenario = SCENARIOS.get(name)
+    if scenario is None or len(argv) < 2:
+        print(
+            f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}> {argv[0]} URL",
+            file=sys.stderr,
+        )
+        return 2
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
+    mode: ConnectMode = "modern" if version == MODERN else "legacy"
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    try:
+        trio.run(run, argv[-1], scenario, mode, context)
+    except Exception as exc:  # (reported; the exit status says it failed)
+        print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

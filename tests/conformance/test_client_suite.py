@@ -1,0 +1,88 @@
+"""The official conformance suite in client mode, against examples/conformance_client.py.
+
+Every client scenario that needs no OAuth (shared/spec/CONFORMANCE.md §9.2, §9.3), in
+both releases and, for 0.2.0-alpha, at both revisions. A scenario passes when the suite
+says so (exit 0: no FAILURE, no WARNING, the client exited 0) with at least the checks
+the bar requires: a ✓ with 0 checks proves nothing (§2.5).
+
+The scenarios run four at a time, each against its own mock server; ``sse-retry``
+measures the delay before the client's reconnection, so it runs on its own, after the
+others (§2.4: "run sse-retry on its own").
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from typing import Final
+
+import pytest
+
+from tests.conformance.suite import Release, SuiteResult, ensure_suite
+from tests.transports.trio_helpers import REPOSITORY
+
+CLIENT: Final = REPOSITORY / "examples" / "conformance_client.py"
+#: Scenarios run at once (each is a node mock server plus a Python client process).
+PARALLEL: Final = 4
+
+# (release, --spec-version or None, scenario) → the checks it must pass at least: the
+# bar of CONFORMANCE.md §9 where it is the whole scenario, more where this client
+# exercises more (http-standard-headers counts one check per method it sends).
+SCENARIOS: Final[dict[tuple[Release, str | None, str], int]] = {
+    ("stable", None, "initialize"): 1,
+    ("stable", None, "tools_call"): 1,
+    ("stable", None, "elicitation-sep1034-client-defaults"): 5,
+    ("stable", None, "sse-retry"): 3,
+    ("alpha", "2025-11-25", "initialize"): 1,
+    ("alpha", "2025-11-25", "tools_call"): 2,
+    ("alpha", "2025-11-25", "elicitation-sep1034-client-defaults"): 5,
+    ("alpha", "2025-11-25", "sse-retry"): 3,
+    ("alpha", "2025-11-25", "json-schema-2020-12-preservation"): 9,
+    ("alpha", "2026-07-28", "tools_call"): 2,
+    ("alpha", "2026-07-28", "request-metadata"): 8,
+    ("alpha", "2026-07-28", "sep-2322-client-request-state"): 5,
+    ("alpha", "2026-07-28", "http-standard-headers"): 9,
+    ("alpha", "2026-07-28", "http-custom-headers"): 18,
+    ("alpha", "2026-07-28", "http-invalid-tool-headers"): 12,
+    ("alpha", "2026-07-28", "json-schema-ref-no-deref"): 1,
+    ("alpha", "2026-07-28", "json-schema-2020-12-preservation"): 9,
+}
+TIMING_SENSITIVE: Final = "sse-retry"
+
+Key = tuple[Release, str | None, str]
+
+
+def _run(key: Key) -> SuiteResult:
+    release, version, scenario = key
+    # The suite splits --command on single spaces and appends the URL.
+    command = f"{sys.executable} {CLIENT}"
+    assert command.count(" ") == 1, "the interpreter's or the script's path has a space"
+    arguments = ["client", "--command", command, "--scenario", scenario]
+    if version is not None:
+        arguments += ["--spec-version", version]
+    return ensure_suite().run(release, *arguments)
+
+
+@pytest.fixture(scope="module")
+def results() -> dict[Key, SuiteResult]:
+    """Every scenario's result: the others in parallel, then sse-retry alone."""
+    ensure_suite()  # once, before the threads
+    keys = list(SCENARIOS)
+    batch = [key for key in keys if key[2] != TIMING_SENSITIVE]
+    with ThreadPoolExecutor(PARALLEL) as pool:
+        found = dict(zip(batch, pool.map(_run, batch), strict=True))
+    for key in keys:
+        if key[2] == TIMING_SENSITIVE:
+            found[key] = _run(key)
+    return found
+
+
+@pytest.mark.parametrize(
+    "key", list(SCENARIOS), ids=lambda key: f"{key[0]}-{key[1] or 'default'}-{key[2]}"
+)
+def test_client_scenario(key: Key, results: dict[Key, SuiteResult]) -> None:
+    result = results[key]
+    assert result.returncode == 0, result.output
+    assert result.failed == 0, result.output
+    assert result.warnings == 0, result.output
+    assert result.passed >= SCENARIOS[key], result.output
