@@ -1,24 +1,28 @@
 """One TCP connection: HTTP/1.1 with h11, one request at a time, in order.
 
-Two tasks serve a connection:
+The connection's **main task** reads a request (head and whole body, within the limits:
+431 for an oversized or overfull head, 413 for a body past the limit), answers it
+through the application, starts h11's next cycle, and reads the next one, which may be
+pipelined in h11's buffer already. A fast request costs no other task any work.
 
-* the **reader** owns the receiving side. It feeds h11, assembles each request (head
-  and whole body, within the limits: 431 for an oversized or overfull head, 413 for a
-  body past the limit) and hands it over. While a response is in progress it keeps
-  reading, so that it sees the client hang up at once (2026-07-28: "closing the
-  response stream IS the cancellation"), buffering pipelined requests up to
-  `MAX_PIPELINED_BYTES`. Its one cancel scope carries a deadline for whatever it is
-  waiting for: the rest of a request head (`HttpLimits.header_timeout`, against
-  clients that send slowly or not at all), a body, the next request of an idle
-  keep-alive connection, or, during a response, the keep-alive tick of event streams
-  (which also watches for writes stuck on a client that reads nothing);
-* the **main task** answers one request at a time through the application, then starts
-  h11's next cycle and takes the next request: straight from h11's buffer when it is
-  pipelined there already, else from the reader (a direct hand-off, no queue).
+A second task, the **watcher**, sleeps on an alarm whose deadline the main task moves:
 
-HTTP/1.1 answers requests in order, so one at a time is not a limit: a client wanting
-concurrency opens more connections. A client that closes the connection ends
-everything in progress on it.
+* while the main task waits for a request, the alarm is the connection's timeout: the
+  rest of a head or a body is due within `HttpLimits.header_timeout` or
+  `HttpLimits.body_timeout` (against clients that send slowly or not at all; 408 and
+  close), the next request of an idle keep-alive connection within
+  `HttpLimits.keepalive_timeout` (then the connection closes);
+* while it answers, the alarm rings after `WATCH_DELAY`: a request still running then
+  is a long one, and the watcher takes over the receiving side until the answer is
+  complete. It sees the client hang up at once (2026-07-28: "closing the response
+  stream IS the cancellation", so everything on the connection is cancelled), buffers
+  pipelined requests up to `MAX_PIPELINED_BYTES`, sends keep-alive comments on quiet
+  event streams, and closes a connection whose client has read nothing for
+  `HttpLimits.write_timeout`.
+
+Moving a deadline is cheaper than a trip through the scheduler, which is what a reader
+task handing each request over would cost. HTTP/1.1 answers requests in order, so one
+at a time is not a limit: a client wanting concurrency opens more connections.
 """
 
 from __future__ import annotations
@@ -28,7 +32,6 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 import h11
-import outcome
 import trio
 
 from transports._httpserver._limits import (
@@ -39,8 +42,12 @@ from transports._httpserver._limits import (
 from transports._httpserver._reply import Reply
 from transports._httpserver._request import HttpRequest
 
-__all__ = ["LINGER_BYTES", "LINGER_TIMEOUT", "Application", "HttpConnection"]
+__all__ = ["LINGER_BYTES", "LINGER_TIMEOUT", "WATCH_DELAY", "Application", "HttpConnection"]
 
+#: Seconds a request may run before the watcher starts reading the connection. A client
+#: that hangs up during a request is noticed this late at worst; a request answered
+#: sooner never pays for the watching.
+WATCH_DELAY: Final = 0.05
 #: Seconds spent reading and discarding what a client still sends after we decided to
 #: close (say, the rest of a refused 413 body): closing with unread input makes the
 #: kernel send RST, which can destroy our answer before the client reads it.
@@ -53,7 +60,7 @@ Application = Callable[[HttpRequest, Reply, "HttpConnection"], Awaitable[None]]
 
 
 class _Refusal:
-    """A request that can't be served, found by the reader: answer ``status`` and close."""
+    """A request that can't be served: answer ``status`` and close."""
 
     __slots__ = ("message", "status")
 
@@ -62,9 +69,18 @@ class _Refusal:
         self.message = message
 
 
-#: The reader's word that nothing more will come (the client hung up, or idled out).
+class _Incomplete:
+    """`HttpConnection._advance`: h11 needs more bytes for a whole request."""
+
+
+# How much of the request being read is in (`HttpConnection._partial`).
+_NOTHING: Final = 0
+_HEAD: Final = 1
+_BODY: Final = 2
+#: Nothing more will come (the client hung up).
 _CLOSED: Final = None
-_Parsed = HttpRequest | _Refusal | None
+_INCOMPLETE: Final = _Incomplete()
+_Parsed = HttpRequest | _Refusal | _Incomplete | None
 
 
 class HttpConnection:
@@ -87,25 +103,23 @@ class HttpConnection:
         self._closers: list[Callable[[], None]] = []
         self._lock = trio.Lock()
         self._scope: trio.CancelScope | None = None
-        # Reader state.
-        self._read_scope: trio.CancelScope | None = None
-        self._busy = False  # the main task is answering a request
-        self._pipelined = 0  # bytes read ahead while busy
-        self._idle_again: trio.Event | None = None  # for a reader that read too far ahead
-        self._head_started: float | None = None  # the current request's first byte
-        self._body_started: float | None = None
-        self._idle_since = trio.current_time()
-        self._first = True
+        # The request being read.
+        self._head: h11.Request | None = None
         self._body: list[bytes] = []
         self._body_size = 0
-        self._head: h11.Request | None = None
-        # Hand-off to the main task.
-        self._parked: trio.lowlevel.Task | None = None
-        self._ready: list[_Parsed] = []
-        # Writes.
-        self._writing_since: float | None = None
-        self._last_write = self._idle_since
+        self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
+        self._leftover = False  # pipelined bytes of the next request are in h11's buffer
+        # The request being answered.
+        self._busy = False
         self._reply: Reply | None = None
+        self._writing_since: float | None = None
+        self._last_write = 0.0
+        # The watcher.
+        now = trio.current_time()
+        self._alarm: trio.CancelScope | None = None
+        self._alarm_at = now + limits.header_timeout  # (a new client must speak promptly)
+        self._watch: trio.CancelScope | None = None  # set while it reads for the main task
+        self._watch_done: trio.Event | None = None
 
     # ------------------------------------------------------------ lifetime
 
@@ -123,7 +137,7 @@ class HttpConnection:
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
-                nursery.start_soon(self._read_loop)
+                nursery.start_soon(self._watch_loop)
                 await self._serve_requests()
                 nursery.cancel_scope.cancel()
         finally:
@@ -152,16 +166,20 @@ class HttpConnection:
 
     async def _serve_requests(self) -> None:
         h = self.h11
+        limits = self.limits
         while True:
-            parsed = self._ready.pop() if self._ready else await self._wait_for_request()
+            parsed = await self._next_request()
             if parsed is _CLOSED:
                 return
             if isinstance(parsed, _Refusal):
                 await self._refuse(parsed)
                 return
-            reply = Reply(self)
-            self._reply = reply
-            self._set_read_deadline()
+            assert isinstance(parsed, HttpRequest)
+            now = trio.current_time()
+            self._busy = True
+            self._last_write = now
+            self._set_alarm(now + WATCH_DELAY)
+            reply = self._reply = Reply(self)
             try:
                 await self._application(parsed, reply, self)
             finally:
@@ -172,41 +190,36 @@ class HttpConnection:
                 return  # closing (Connection: close, HTTP/1.0, or an error)
             h.start_next_cycle()
             self._busy = False
-            self._pipelined = 0
-            self._idle_since = trio.current_time()
-            if self._idle_again is not None:
-                self._idle_again.set()
-                self._idle_again = None
-            # A pipelined request may be whole in h11's buffer already.
+            self._leftover = bool(h.trailing_data[0])
+            self._set_alarm(trio.current_time() + limits.keepalive_timeout)
+            if self._watch is not None:
+                await self._take_back_reading()
+
+    async def _next_request(self) -> _Parsed:
+        """Read until h11 has a whole request (or the client hangs up)."""
+        h = self.h11
+        stream = self._stream
+        started = self._leftover  # (bytes of this request came with the last one)
+        while True:
             parsed = self._advance()
-            if parsed is not _CLOSED:
-                self._hand_over(parsed)
-            elif self._head is None and h.trailing_data[0]:
-                self._head_started = self._idle_since  # part of the next head is here
+            if parsed is not _INCOMPLETE:
+                return parsed
+            # Part of a request is in: arm its deadline, the head's then the body's.
+            stage = _BODY if self._head is not None else _HEAD if started else _NOTHING
+            if stage > self._partial:
+                self._partial = stage
+                timeout = self.limits.body_timeout if stage == _BODY else self.limits.header_timeout
+                self._set_alarm(trio.current_time() + timeout)
             if h.they_are_waiting_for_100_continue:
                 await self._send_continue()
-            self._set_read_deadline()
-
-    async def _wait_for_request(self) -> _Parsed:
-        self._parked = trio.lowlevel.current_task()
-
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self._parked = None
-            return trio.lowlevel.Abort.SUCCEEDED
-
-        parsed: _Parsed = await trio.lowlevel.wait_task_rescheduled(abort)
-        return parsed
-
-    def _hand_over(self, parsed: _Parsed) -> None:
-        """Give the main task its next request (or the news that none will come)."""
-        if isinstance(parsed, HttpRequest):
-            self._busy = True
-            self._last_write = trio.current_time()  # (the keep-alive clock starts now)
-        task, self._parked = self._parked, None
-        if task is not None:
-            trio.lowlevel.reschedule(task, outcome.Value(parsed))
-        else:
-            self._ready.append(parsed)
+            try:
+                data = await stream.receive_some(READ_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            if not data:
+                return _CLOSED
+            h.receive_data(data)
+            started = True
 
     async def _finish_unanswered(self, reply: Reply) -> None:
         """The application returned without completing its answer: complete it."""
@@ -225,6 +238,16 @@ class HttpConnection:
             h11.LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError
         ):
             await Reply(self).refuse(refusal.status, refusal.message, close=True)
+
+    async def _send_continue(self) -> None:
+        await self.lock()
+        try:
+            data = self.h11.send(
+                h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
+            )
+            await self.send_all(data)
+        finally:
+            self.unlock()
 
     # ------------------------------------------------------------ writing
 
@@ -248,7 +271,7 @@ class HttpConnection:
         self._lock.release()
 
     async def send_all(self, data: bytes) -> None:
-        """Write bytes (under the write lock). A stuck write is watched by the reader."""
+        """Write bytes (under the write lock). A stuck write is seen by the watcher."""
         self._writing_since = trio.current_time()
         try:
             await self._stream.send_all(data)
@@ -259,100 +282,85 @@ class HttpConnection:
             self._last_write = self._writing_since
             self._writing_since = None
 
-    # ------------------------------------------------------------ the reader
+    # ------------------------------------------------------------ the watcher
 
-    async def _read_loop(self) -> None:
-        stream = self._stream
-        h = self.h11
+    def _set_alarm(self, deadline: float) -> None:
+        self._alarm_at = deadline
+        alarm = self._alarm
+        if alarm is not None:
+            alarm.deadline = deadline
+
+    async def _watch_loop(self) -> None:
         while True:
-            with trio.CancelScope(deadline=self._read_deadline()) as scope:
-                self._read_scope = scope
-                while True:
-                    if self._busy and self._pipelined > MAX_PIPELINED_BYTES:
-                        self._idle_again = trio.Event()
-                        await self._idle_again.wait()
+            with trio.CancelScope(deadline=self._alarm_at) as alarm:
+                self._alarm = alarm
+                await trio.sleep_forever()
+            self._alarm = None
+            if self._busy:
+                await self._watch_request()
+            elif self._partial:
+                # A head or body not complete in time: "408 Request Timeout".
+                await self._refuse(_Refusal(408, "Request timed out"))
+                self.close()
+                return
+            else:
+                self.close()  # an idle keep-alive connection times out
+                return
+
+    async def _watch_request(self) -> None:
+        """Read for the main task while it answers a long request (see the docstring)."""
+        h = self.h11
+        stream = self._stream
+        interval = self.limits.sse_keepalive_interval
+        self._watch_done = trio.Event()
+        pipelined = 0
+        try:
+            while self._busy:
+                with trio.CancelScope(deadline=self._last_write + interval) as watch:
+                    self._watch = watch
+                    if pipelined > MAX_PIPELINED_BYTES:
+                        await trio.sleep_forever()  # read no further ahead
                     try:
                         data = await stream.receive_some(READ_SIZE)
                     except (trio.BrokenResourceError, trio.ClosedResourceError):
                         data = b""
                     if not data:
-                        self._hung_up()
+                        # "Closing the response stream IS the cancellation" (2026-07-28).
+                        self.close()
                         return
                     h.receive_data(data)
-                    if self._busy:
-                        self._pipelined += len(data)
-                        continue
-                    if self._head_started is None and self._head is None:
-                        self._head_started = trio.current_time()
-                    parsed = self._advance()
-                    if self.h11.they_are_waiting_for_100_continue and parsed is _CLOSED:
-                        await self._send_continue()
-                    if parsed is not _CLOSED:
-                        self._hand_over(parsed)
-                        if not isinstance(parsed, HttpRequest):
-                            return
-                    scope.deadline = self._read_deadline()
-            self._read_scope = None
-            if not await self._deadline_passed():
-                return
-
-    def _hung_up(self) -> None:
-        if self._busy:
-            self.close()  # "closing the response stream IS the cancellation" (2026-07-28)
-        else:
-            self._hand_over(_CLOSED)
-
-    async def _send_continue(self) -> None:
-        await self.lock()
-        try:
-            data = self.h11.send(
-                h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
-            )
-            await self.send_all(data)
+                    pipelined += len(data)
+                if watch.cancelled_caught and self._busy and not await self._tick():
+                    return
         finally:
-            self.unlock()
+            self._watch = None
+            self._watch_done.set()
 
-    def _read_deadline(self) -> float:
-        limits = self.limits
-        if self._busy:
-            return self._last_write + limits.sse_keepalive_interval
-        if self._body_started is not None:
-            return self._body_started + limits.body_timeout
-        if self._head_started is not None:
-            return self._head_started + limits.header_timeout
-        if self._first:  # a new connection must send its first request promptly
-            return self._idle_since + limits.header_timeout
-        return self._idle_since + limits.keepalive_timeout
+    async def _take_back_reading(self) -> None:
+        """The answer is complete: stop the watcher reading, and wait until it has."""
+        watch, done = self._watch, self._watch_done
+        if watch is not None and done is not None:
+            watch.cancel()
+            await done.wait()
 
-    def _set_read_deadline(self) -> None:
-        scope = self._read_scope
-        if scope is not None:
-            scope.deadline = self._read_deadline()
-
-    async def _deadline_passed(self) -> bool:
-        """Act on the reader's deadline; False when the reader is done."""
-        if self._busy:
-            now = trio.current_time()
-            writing_since = self._writing_since
-            if writing_since is not None and now - writing_since > self.limits.write_timeout:
-                self.close()  # a client that reads nothing for this long is gone
+    async def _tick(self) -> bool:
+        """A quiet long request: keep its stream alive, or give up on a dead client."""
+        now = trio.current_time()
+        writing_since = self._writing_since
+        if writing_since is not None and now - writing_since > self.limits.write_timeout:
+            self.close()  # a client that reads nothing for this long is gone
+            return False
+        reply = self._reply
+        if reply is not None and now - self._last_write >= self.limits.sse_keepalive_interval:
+            try:
+                await reply.keepalive()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return False
-            reply = self._reply
-            if reply is not None and now - self._last_write >= self.limits.sse_keepalive_interval:
-                try:
-                    await reply.keepalive()
-                except (trio.BrokenResourceError, trio.ClosedResourceError):
-                    return False
-                self._last_write = trio.current_time()
-            return True
-        if self._head_started is not None or self._body_started is not None:
-            self._hand_over(_Refusal(408, "Request timed out"))
-        else:
-            self._hand_over(_CLOSED)
-        return False
+            self._last_write = trio.current_time()
+        return True
 
     def _advance(self) -> _Parsed:
-        """Read h11's buffer up to the next whole request; _CLOSED while incomplete.
+        """Read h11's buffer up to the next whole request; _INCOMPLETE when it is not.
 
         Refusals: 431 (head too large or too many fields), 413 (body too large), 400
         (anything h11 can't parse).
@@ -363,7 +371,7 @@ class HttpConnection:
             while True:
                 event = h.next_event()
                 if event is h11.NEED_DATA or event is h11.PAUSED:
-                    return _CLOSED
+                    return _INCOMPLETE
                 if isinstance(event, h11.Request):
                     if len(event.headers) > limits.max_header_count:
                         return _Refusal(431, "Too many header fields")
@@ -375,8 +383,6 @@ class HttpConnection:
                     if declared is not None and declared > limits.max_body_size:
                         return _Refusal(413, "Request body too large")
                     self._head = event
-                    self._body_started = trio.current_time()
-                    self._head_started = None
                 elif isinstance(event, h11.Data):
                     self._body_size += len(event.data)
                     if self._body_size > limits.max_body_size:
@@ -398,8 +404,7 @@ class HttpConnection:
         self._head = None
         self._body = []
         self._body_size = 0
-        self._body_started = None
-        self._first = False
+        self._partial = _NOTHING
         return HttpRequest(
             head.method.decode("ascii"), head.target, list(head.headers), body, head.http_version
         )
