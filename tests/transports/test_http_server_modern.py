@@ -188,7 +188,7 @@ async def test_protocol_errors_get_their_statuses() -> None:
 @http_test
 async def test_unknown_and_removed_methods_are_404_with_minus_32601(method: str) -> None:
     server, _ = build_test_server()
-    params: dict[str, Any] = {
+    every: dict[str, dict[str, Any]] = {
         "initialize": {
             "protocolVersion": MODERN,
             "capabilities": {},
@@ -197,7 +197,8 @@ async def test_unknown_and_removed_methods_are_404_with_minus_32601(method: str)
         "logging/setLevel": {"level": "info"},
         "resources/subscribe": {"uri": "test://watched-resource"},
         "resources/unsubscribe": {"uri": "test://watched-resource"},
-    }.get(method, {})
+    }
+    params = every.get(method, {})
     async with running_server(server) as running, await RawConnection.open(running.port) as http:
         for _ in range(2):  # (twice: the first must not change how the second is served)
             response = await http.request(
