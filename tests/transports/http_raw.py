@@ -106,6 +106,11 @@ def build_test_server() -> tuple[Server, dict[str, Any]]:
         await ctx.report_progress(2, 2)
         return "released"
 
+    @server.tool()
+    def big_text() -> str:
+        """Returns more text than the socket buffers hold (32 MiB)."""
+        return "x" * (32 * 1024 * 1024)
+
     return server, record
 
 

@@ -248,6 +248,25 @@ async def test_connections_past_the_cap_get_503_and_are_closed() -> None:
 
 
 @http_test
+async def test_a_client_that_stops_reading_is_dropped_after_the_write_timeout() -> None:
+    server, _ = build_test_server()
+    limits = HttpLimits(write_timeout=20, sse_keepalive_interval=5)
+    async with (
+        running_server(server, limits=limits) as running,
+        await RawConnection.open(running.port) as http,
+    ):
+        await http.send(
+            http.encode(
+                headers=modern_headers("tools/call", "big_text"),
+                body=modern_body("tools/call", {"name": "big_text"}),
+            )
+        )
+        for _ in range(6):  # the write is stuck; the watcher checks every 5 s
+            await jump(5)
+        assert await http.closed_by_server()  # (it read what was sent, then EOF)
+
+
+@http_test
 async def test_http_1_0_gets_its_answer_and_a_closed_connection() -> None:
     server, _ = build_test_server()
     async with running_server(server) as running, await RawConnection.open(running.port) as http:

@@ -120,6 +120,7 @@ class HttpConnection:
         self._alarm_at = now + limits.header_timeout  # (a new client must speak promptly)
         self._watch: trio.CancelScope | None = None  # set while it reads for the main task
         self._watch_done: trio.Event | None = None
+        self._last_tick = now
 
     # ------------------------------------------------------------ lifetime
 
@@ -315,8 +316,10 @@ class HttpConnection:
         self._watch_done = trio.Event()
         pipelined = 0
         try:
+            self._last_tick = trio.current_time()
             while self._busy:
-                with trio.CancelScope(deadline=self._last_write + interval) as watch:
+                quiet_since = max(self._last_write, self._last_tick)
+                with trio.CancelScope(deadline=quiet_since + interval) as watch:
                     self._watch = watch
                     if pipelined > MAX_PIPELINED_BYTES:
                         await trio.sleep_forever()  # read no further ahead
@@ -345,7 +348,7 @@ class HttpConnection:
 
     async def _tick(self) -> bool:
         """A quiet long request: keep its stream alive, or give up on a dead client."""
-        now = trio.current_time()
+        now = self._last_tick = trio.current_time()
         writing_since = self._writing_since
         if writing_since is not None and now - writing_since > self.limits.write_timeout:
             self.close()  # a client that reads nothing for this long is gone

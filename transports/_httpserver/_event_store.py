@@ -55,7 +55,8 @@ class EventStore(Protocol):
     async def events_after(self, event_id: str) -> tuple[str, list[StoredEvent]] | None:
         """The stream ``event_id`` belongs to and its events after it, in order.
 
-        None when the id is unknown (never issued, or its stream was forgotten).
+        None when the id is unknown (never issued, or its stream was forgotten), or
+        when some of the events after it are no longer kept.
         """
 
     async def forget_stream(self, stream_id: str) -> None:
@@ -118,6 +119,9 @@ class MemoryEventStore:
         sequence = int(sequence_text)
         if sequence >= stream.next_sequence:
             return None  # an id we never issued
+        events = stream.events
+        if events and events[0][0] > sequence + 1:
+            return None  # events after it were dropped: a replay would have a hole
         return stream_id, [
             StoredEvent(f"{stream_id}-{number}", message)
             for number, message in stream.events
