@@ -249,5 +249,8 @@ async def drain(response: Response, limit: int = MAX_ERROR_BODY) -> bytes:
     except ConnectionClosedError:
         response.abandon()
         return b""
+    except BaseException:
+        response.abandon()
+        raise
     response.close()
     return body

@@ -90,6 +90,9 @@ async def open_http_sse(
                     return transport
         except (ConnectionClosedError, BodyTooLargeError):
             return None
+        except BaseException:
+            response.abandon()
+            raise
     if response is not None:
         response.abandon()
     return None

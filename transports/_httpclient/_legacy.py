@@ -40,6 +40,7 @@ from transports._client_errors import ConnectionClosedError
 from transports._httpclient._connection import Headers
 from transports._httpclient._events import pump, retry_delay
 from transports._httpclient._exchange import BodyTooLargeError, Response, Sender, drain
+from transports._httpclient._pool import ConnectFailedError
 from transports._httpclient._router import Router
 
 __all__ = [
@@ -271,6 +272,8 @@ class LegacySession:
         seen = parser.last_event_id
         try:
             response = await self._sender.send(b"GET", self._target, headers)
+        except ConnectFailedError:
+            return None  # the server is gone
         except ConnectionClosedError:
             return False
         answered()
@@ -290,7 +293,7 @@ class LegacySession:
 
         Returns:
             Whether ``done()`` became true; False once `MAX_RESUME_ATTEMPTS` in a row
-            delivered nothing, or the server refused to resume.
+            delivered nothing, or when the server refused to resume or can't be reached.
         """
         attempts = 0
         while attempts < MAX_RESUME_ATTEMPTS:
@@ -300,6 +303,8 @@ class LegacySession:
             seen = parser.last_event_id
             try:
                 response = await self._sender.send(b"GET", self._target, headers)
+            except ConnectFailedError:
+                return False  # the server is gone: waiting longer only delays the news
             except ConnectionClosedError:
                 attempts += 1
                 continue

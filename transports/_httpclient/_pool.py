@@ -22,7 +22,13 @@ from transports._client_errors import ConnectionClosedError
 from transports._httpclient._connection import HttpConnection
 from transports._httpclient._url import HttpUrl
 
-__all__ = ["CONNECT_TIMEOUT", "MAX_CLIENT_CONNECTIONS", "MAX_IDLE_CONNECTIONS", "ConnectionPool"]
+__all__ = [
+    "CONNECT_TIMEOUT",
+    "MAX_CLIENT_CONNECTIONS",
+    "MAX_IDLE_CONNECTIONS",
+    "ConnectFailedError",
+    "ConnectionPool",
+]
 
 #: Connections open at once, streams included. Enough for tens of calls in flight and
 #: a few listen streams; a client that needs more waits its turn instead of opening
@@ -34,6 +40,10 @@ MAX_IDLE_CONNECTIONS: Final = 8
 #: Seconds to open a connection (TCP, and the TLS handshake). A server that does not
 #: accept within this is down or unreachable; the call's own timeout may be shorter.
 CONNECT_TIMEOUT: Final = 10.0
+
+
+class ConnectFailedError(ConnectionClosedError):
+    """No connection to the server could be opened (it is down, or unreachable)."""
 
 
 class ConnectionPool:
@@ -127,7 +137,7 @@ class ConnectionPool:
             try:
                 stream: trio.abc.Stream = await trio.open_tcp_stream(url.host, url.port)
             except OSError as exc:
-                raise ConnectionClosedError(f"can't connect to {where}: {exc}") from exc
+                raise ConnectFailedError(f"can't connect to {where}: {exc}") from exc
             if self._ssl_context is not None:
                 tls = trio.SSLStream(
                     stream, self._ssl_context, server_hostname=url.host, https_compatible=True
@@ -137,7 +147,7 @@ class ConnectionPool:
                 except (trio.BrokenResourceError, OSError) as exc:
                     await trio.aclose_forcefully(tls)
                     cause = exc.__cause__ or exc
-                    raise ConnectionClosedError(f"TLS with {where} failed: {cause}") from exc
+                    raise ConnectFailedError(f"TLS with {where} failed: {cause}") from exc
                 except BaseException:
                     await trio.aclose_forcefully(tls)
                     raise

@@ -377,9 +377,10 @@ class StreamableTransport:
                 if message.is_modern:
                     pending.fail(_StreamLostError("the server ended the answer stream early"))
                 else:
-                    pending.fail(
-                        ConnectionClosedError(f"the server ended the answer to {message.method}")
-                    )
+                    reason = f"the server ended the answer to {message.method}"
+                    if resumable:
+                        reason += ", and it could not be resumed"
+                    pending.fail(ConnectionClosedError(reason))
         finally:
             if self._readers.get(request_id) is scope:
                 del self._readers[request_id]
@@ -409,14 +410,15 @@ class StreamableTransport:
             return pending.done
         # "The final response SHOULD terminate the stream": its end usually follows at
         # once; wait a moment for it in this task, so the connection can be reused.
-        with trio.move_on_after(STREAM_END_WAIT):
-            try:
+        try:
+            with trio.move_on_after(STREAM_END_WAIT):
                 while await response.read_events(parser) is not None:
                     pass
                 response.close()
-            except (ConnectionClosedError, BodyTooLargeError):
-                pass
-        response.abandon()
+        except (ConnectionClosedError, BodyTooLargeError):
+            pass
+        finally:
+            response.abandon()  # (unless closed above: then nothing is left to do)
         return True
 
     # --------------------------------------------------------------- giving up
