@@ -40,7 +40,7 @@ from transports._httpserver._limits import HttpLimits
 from transports._httpserver._reply import Header, Reply
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Answer, Call, Session, SessionTable
-from transports._httpserver._streams import EventStream, Sink, pump
+from transports._httpserver._streams import GATHER_DELAY, EventStream, Sink, pump
 from transports._workers import WorkerPool
 
 __all__ = ["MAX_STREAMS_PER_SESSION", "LegacyEndpoint", "LegacySession"]
@@ -218,7 +218,7 @@ class LegacyEndpoint:
             first = encode_event(b"", id=await stream.prime(), retry=self._limits.sse_retry_ms)
         for event in requests:
             await session.start(event, _StreamOutbound(session, stream))
-        await self._pump(reply, session, stream, sink, first)
+        await self._pump(reply, session, stream, sink, first, gather=True)
 
     async def _open(self, principal: str | None) -> LegacySession | None:
         sessions = self.sessions
@@ -269,20 +269,33 @@ class LegacyEndpoint:
         )
         streams = session.streams
         streams[stream.id] = stream
-        if len(streams) > MAX_STREAMS_PER_SESSION:
-            for stream_id, old in list(streams.items()):
-                if len(streams) <= MAX_STREAMS_PER_SESSION:
-                    break
+        excess = len(streams) - MAX_STREAMS_PER_SESSION
+        if excess > 0:
+            # The oldest first; streams still running (or read) are kept. Usually the
+            # first one is done, so this looks at one or two.
+            finished = []
+            for stream_id, old in streams.items():
                 if old.done and old.sink is None:
-                    del streams[stream_id]
+                    finished.append(stream_id)
+                    if len(finished) == excess:
+                        break
+            for stream_id in finished:
+                del streams[stream_id]
         return stream
 
     async def _pump(
-        self, reply: Reply, session: LegacySession, stream: EventStream, sink: Sink, first: bytes
+        self,
+        reply: Reply,
+        session: LegacySession,
+        stream: EventStream,
+        sink: Sink,
+        first: bytes,
+        *,
+        gather: bool = False,
     ) -> None:
         session.attached += 1
         try:
-            await pump(reply, sink, [session.header()], first)
+            await pump(reply, sink, [session.header()], first, gather=GATHER_DELAY if gather else 0)
         finally:
             session.attached -= 1
             session.touch()
