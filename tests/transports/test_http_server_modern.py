@@ -315,6 +315,26 @@ async def test_closing_the_response_stream_cancels_the_handler() -> None:
         await record["cancelled"].wait()
 
 
+@http_test
+async def test_a_client_leaving_in_the_middle_of_an_answer_is_no_error() -> None:
+    server, _ = build_test_server()
+    async with running_server(server) as running:  # (it fails on any connection error)
+        async with await RawConnection.open(running.port) as http:
+            await http.send(
+                http.encode(
+                    headers=modern_headers("tools/call", "big_text"),
+                    body=modern_body("tools/call", {"name": "big_text"}),
+                )
+            )
+            assert (await http.read_head()).status == 200
+        await trio.testing.wait_all_tasks_blocked(0.05)
+        async with await RawConnection.open(running.port) as again:
+            response = await again.request(
+                headers=modern_headers("tools/list"), body=modern_body("tools/list")
+            )
+            assert response.status == 200
+
+
 # ------------------------------------------------------------------ listen
 
 

@@ -139,7 +139,8 @@ class HttpConnection:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
                 nursery.start_soon(self._watch_loop)
-                await self._serve_requests()
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    await self._serve_requests()  # (those: the client left mid-answer)
                 nursery.cancel_scope.cancel()
         finally:
             for callback in self._closers:
@@ -297,6 +298,8 @@ class HttpConnection:
                 self._alarm = alarm
                 await trio.sleep_forever()
             self._alarm = None
+            if trio.current_time() < self._alarm_at:
+                continue  # the main task moved the alarm while it was ringing
             if self._busy:
                 await self._watch_request()
             elif self._partial:

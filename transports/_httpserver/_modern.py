@@ -191,7 +191,10 @@ class _RequestOutbound:
     async def send(self, data: bytes) -> None:
         """Write a notification of the request (progress, a log message, a listen frame)."""
         if trio.lowlevel.current_task() is self._owner and self._take is None:
-            await self._reply.stream_message(data)
+            try:
+                await self._reply.stream_message(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise ConnectionError("the client closed the stream") from exc
             return
         queue = self._open_queue()
         try:
