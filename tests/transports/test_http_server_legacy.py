@@ -363,6 +363,12 @@ async def test_a_2025_03_26_session_is_not_primed_and_answers_a_batch_as_a_batch
         [answer] = events  # no priming event before 2025-11-25
         answers = data(answer)
         assert sorted(item["id"] for item in answers) == [1, 2]
+        # A batch without requests whose one item is garbage: a batch of one error.
+        garbage = b'[{"jsonrpc":"2.0","method":"notifications/roots/list_changed"},{"id":5}]'
+        refused = await session.post(garbage)
+        assert refused.status == 400
+        [error] = refused.json()
+        assert error["error"]["code"] == -32600
 
 
 @http_test

@@ -204,10 +204,10 @@ class LegacyEndpoint:
             session = found
         session.touch()
         requests, replies = await session.route(session.connection.receive(body))
-        if not requests:
-            await self._acknowledge(reply, session, replies)
-            return
         batch = _is_batch(body)
+        if not requests:
+            await self._acknowledge(reply, session, replies, batch=batch)
+            return
         stream = self._new_stream(
             session, requests=[event.request_id for event in requests], batch=batch, extra=replies
         )
@@ -238,14 +238,15 @@ class LegacyEndpoint:
         return session
 
     async def _acknowledge(
-        self, reply: Reply, session: LegacySession, replies: list[bytes]
+        self, reply: Reply, session: LegacySession, replies: list[bytes], *, batch: bool
     ) -> None:
         """Answer a POST that held no request: 202, or the errors about what it held."""
         headers = [session.header()]
         if not replies:
             await reply.respond(202, headers)
             return
-        body = replies[0] if len(replies) == 1 else b"[" + b",".join(replies) + b"]"
+        # (A batch is answered with a batch, even of one: JSON-RPC 2.0 §6.)
+        body = b"[" + b",".join(replies) + b"]" if batch else replies[0]
         # Garbage without a readable id is a 400; an answered request keeps its 200
         # (a legacy 404 would tell the client its session is gone).
         code = peek_message(replies[0]).error_code
