@@ -37,6 +37,7 @@ __all__ = [
     "ProgressCallback",
     "call_options",
     "current_call_options",
+    "report_progress",
 ]
 
 #: Seconds a request waits for its answer unless told otherwise ("SHOULD be set on every
@@ -137,6 +138,11 @@ class PendingCall:
 
     # -- the caller's side ----------------------------------------------------
 
+    def take_progress(self) -> ProgressReceived | None:
+        """The progress not reported yet, if any (for a caller that reads the answer itself)."""
+        progress, self._progress = self._progress, None
+        return progress
+
     async def wait(
         self, timeout: float, options: CallOptions, *, started: float | None = None
     ) -> Outcome:
@@ -169,7 +175,7 @@ class PendingCall:
                 if options.progress is not None:
                     # Bounded by the call's deadline like the rest of the wait.
                     with trio.move_on_at(deadline):
-                        await _report(options.progress, progress)
+                        await report_progress(options.progress, progress)
                 continue  # more progress, or the answer, may have come meanwhile
             if self._outcome is not None:
                 return self._outcome
@@ -181,7 +187,8 @@ class PendingCall:
                 raise TimeoutError(f"no answer within {timeout:g} s")
 
 
-async def _report(callback: ProgressCallback, event: ProgressReceived) -> None:
+async def report_progress(callback: ProgressCallback, event: ProgressReceived) -> None:
+    """Run a progress callback (sync or async) with one progress event."""
     returned = callback(event.progress, event.total, event.message)
     if inspect.isawaitable(returned):
         await returned

@@ -26,14 +26,13 @@ declarations is stale: "(C) SHOULD refetch tools/list and retry", done once too.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
 from contextlib import aclosing
 from typing import Any, Final
 
 import msgspec
 import trio
 
-from mcpcore import ErrorReceived, Phase, ResponseReceived, jsonrpc
+from mcpcore import ErrorReceived, Phase, ProgressReceived, ResponseReceived, jsonrpc
 from mcpcore.client import ClientSession, Outcome
 from mcpcore.framing.sse import SSEParser
 from mcpcore.http import (
@@ -48,7 +47,11 @@ from mcpcore.http import (
 )
 from mcpcore.types import Error, ListToolsResult, RequestId
 from mcpcore.versions import Era
-from transports._client_calls import PendingCall, current_call_options
+from transports._client_calls import (
+    PendingCall,
+    current_call_options,
+    report_progress,
+)
 from transports._client_errors import ConnectionClosedError
 from transports._client_notifications import NotificationDispatcher, Subscription
 from transports._httpclient._errors import HttpStatusError
@@ -73,8 +76,22 @@ STREAM_END_WAIT: Final = 1.0
 _ACCEPT_BOTH: Final = (b"accept", b"application/json, text/event-stream")
 _JSON: Final = (b"content-type", b"application/json")
 _SSE: Final = "text/event-stream"
+_MESSAGE: Final = "message"
 _PROBES: Final = frozenset({"server/discover", "initialize"})
 _CREDENTIALS: Final = (Refusal.FORBIDDEN, Refusal.REAUTHENTICATE)
+
+
+class _Call:
+    """One call whose answer is being read: where it goes, and the call's clock."""
+
+    __slots__ = ("options", "pending", "scope", "started", "timeout")
+
+    def __init__(self, pending: PendingCall, scope: trio.CancelScope, started: float) -> None:
+        self.pending = pending
+        self.scope = scope
+        self.started = started
+        self.timeout = scope.deadline - started
+        self.options = current_call_options()
 
 
 class _StreamLostError(ConnectionClosedError):
@@ -219,24 +236,28 @@ class StreamableTransport:
         deadline: float,
         started: float,
     ) -> Outcome:
-        """One POST of a request, and the wait for its answer."""
+        """One POST of a request, its answer read in this task, JSON or event stream."""
         router = self._router
         pending = PendingCall()
         router.calls[request_id] = pending
         try:
-            with trio.move_on_at(deadline):
+            with trio.CancelScope(deadline=deadline) as scope:
                 answer = await self._post_request(request_id, message, data, deadline)
                 if not isinstance(answer, Response):
                     return answer
                 if answer.media_type == _SSE:
-                    self._start_reader(request_id, message, answer, pending)
+                    call = _Call(pending, scope, started)
+                    await self._read_answer(request_id, message, answer, call)
                 else:
                     outcome = await self._read_json(request_id, message, answer, pending)
                     if outcome is not None:
                         return outcome
-            if trio.current_time() >= deadline and not pending.done:
+            if scope.cancelled_caught and not pending.done:
                 raise TimeoutError(f"no answer within {deadline - started:g} s")
-            return await pending.wait(deadline - started, current_call_options(), started=started)
+            # Settled: the outcome (or the failure), once the last progress is reported.
+            return await pending.wait(
+                scope.deadline - started, current_call_options(), started=started
+            )
         finally:
             del router.calls[request_id]
 
@@ -345,71 +366,77 @@ class StreamableTransport:
 
     # ------------------------------------------------------------ SSE answers
 
-    def _start_reader(
-        self,
-        request_id: RequestId,
-        message: OutgoingMessage,
-        response: Response,
-        pending: PendingCall,
-    ) -> None:
-        scope = trio.CancelScope()
-        self._readers[request_id] = scope
-        self._nursery.start_soon(self._read_answer, request_id, message, response, pending, scope)
-
     async def _read_answer(
-        self,
-        request_id: RequestId,
-        message: OutgoingMessage,
-        response: Response,
-        pending: PendingCall,
-        scope: trio.CancelScope,
+        self, request_id: RequestId, message: OutgoingMessage, response: Response, call: _Call
     ) -> None:
-        """Read the event stream answering a request, resuming it if it breaks (legacy)."""
-        parser = SSEParser(self._max_event_size)
-        done: Callable[[], bool] = lambda: pending.done  # noqa: E731
-        try:
-            with scope:
-                if await self._read_stream(request_id, message, response, parser, pending):
-                    return
-                resumable = not message.is_modern and parser.last_event_id
-                if resumable and await self._legacy.resume(parser, done):
-                    return
-                if message.is_modern:
-                    pending.fail(_StreamLostError("the server ended the answer stream early"))
-                else:
-                    reason = f"the server ended the answer to {message.method}"
-                    if resumable:
-                        reason += ", and it could not be resumed"
-                    pending.fail(ConnectionClosedError(reason))
-        finally:
-            if self._readers.get(request_id) is scope:
-                del self._readers[request_id]
+        """Read the event stream answering a request until the call is settled.
 
-    async def _read_stream(
-        self,
-        request_id: RequestId,
-        message: OutgoingMessage,
-        response: Response,
-        parser: SSEParser,
-        pending: PendingCall,
-    ) -> bool:
-        """Read an answer stream until the answer; whether the call is settled."""
+        Read in the caller's task, which runs the progress callback between events (a
+        slow callback slows only this request's own stream). A legacy stream that ends
+        early is resumed by GET.
+        """
+        pending = call.pending
+        parser = SSEParser(self._max_event_size)
         try:
-            answered = await pump(response, parser, self._router, until=lambda: pending.done)
+            if await self._follow(response, parser, call):
+                return
         except BodyTooLargeError as exc:
             pending.resolve(self._invalid(request_id, message, str(exc)))
-            return True
+            return
+        resumable = not message.is_modern and parser.last_event_id
+        if resumable and await self._legacy.resume(parser, lambda: pending.done):
+            return
+        if message.is_modern:
+            pending.fail(_StreamLostError("the server ended the answer stream early"))
+            return
+        reason = f"the server ended the answer to {message.method}"
+        if resumable:
+            reason += ", and it could not be resumed"
+        pending.fail(ConnectionClosedError(reason))
+
+    async def _follow(self, response: Response, parser: SSEParser, call: _Call) -> bool:
+        """Feed an answer stream to the router until the call is settled; whether it is."""
+        pending = call.pending
+        receive = self._router.receive
+        try:
+            while not pending.done:
+                events = await response.read_events(parser)
+                if events is None:
+                    response.close()  # it ended: the connection carries the next request
+                    return pending.done
+                for event in events:
+                    if event.data and event.event == _MESSAGE:
+                        await receive(event.data.encode())
+                if not pending.done:  # (else `PendingCall.wait` reports the last one)
+                    progress = pending.take_progress()
+                    if progress is not None:
+                        await self._progress(progress, call)
         except ConnectionClosedError:
             response.abandon()
             return pending.done
         except BaseException:
             response.abandon()
             raise
-        if not answered:
-            response.close()  # the stream ended: the connection can carry the next request
-            return pending.done
-        # "The final response SHOULD terminate the stream": its end usually follows at
-        # once; wait a moment for it in this task, so the connection can be reused.
+        if response.connection.body_complete_now():
+            response.close()
+        else:
+            # "The final response SHOULD terminate the stream": its end follows; wait
+            # for it in the background, so the connection can carry the next request.
+            self._nursery.start_soon(self._finish_stream, response, parser)
+        return True
+
+    async def _progress(self, progress: ProgressReceived, call: _Call) -> None:
+        """Report progress read off an answer stream; maybe restart the timeout."""
+        options = call.options
+        if options.reset_timeout_on_progress:
+            limit = call.started + options.max_total_timeout
+            scope = call.scope
+            scope.deadline = min(max(scope.deadline, trio.current_time() + call.timeout), limit)
+        if options.progress is not None:
+            await report_progress(options.progress, progress)
+
+    async def _finish_stream(self, response: Response, parser: SSEParser) -> None:
+        """Read what is left of an answered stream (briefly), to keep its connection."""
         try:
             with trio.move_on_after(STREAM_END_WAIT):
                 while await response.read_events(parser) is not None:
@@ -419,7 +446,6 @@ class StreamableTransport:
             pass
         finally:
             response.abandon()  # (unless closed above: then nothing is left to do)
-        return True
 
     # --------------------------------------------------------------- giving up
 
