@@ -138,6 +138,16 @@ class PendingCall:
 
     # -- the caller's side ----------------------------------------------------
 
+    def settled(self) -> Outcome | None:
+        """The answer, if the call has it and no progress is left to report; else None.
+
+        Raises:
+            BaseException: The call's failure, if it failed.
+        """
+        if self._failure is not None:
+            raise self._failure
+        return self._outcome if self._progress is None else None
+
     def take_progress(self) -> ProgressReceived | None:
         """The progress not reported yet, if any (for a caller that reads the answer itself)."""
         progress, self._progress = self._progress, None

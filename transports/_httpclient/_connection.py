@@ -2,7 +2,7 @@
 
 h11 keeps the state of the connection and does all the parsing; this class only moves
 bytes. A request goes out in one write (head, body and end together). A response is
-read as a head (`HttpConnection.receive_head`) and then body chunks
+read as a head (`HttpConnection.round_trip`) and then body chunks
 (`HttpConnection.receive_data`). Once both messages are complete the connection can
 carry the next exchange (HTTP/1.1 keep-alive; `HttpConnection.reusable`), which is what
 the pool keeps.
@@ -78,15 +78,17 @@ class HttpConnection:
         h = self._h11
         return not self._closed and h.our_state is h11.DONE and h.their_state is h11.DONE
 
-    async def send_request(
+    async def round_trip(
         self, method: bytes, target: bytes, headers: Headers, body: bytes = b""
-    ) -> None:
-        """Write a request, head and body, in one write.
+    ) -> Head:
+        """Send a request, head and body in one write; read the response's head.
 
-        ``headers`` must include ``Host`` and, with a body, ``Content-Length``.
+        ``headers`` must include ``Host`` and, with a body, ``Content-Length``. 1xx
+        responses are skipped. (One coroutine for the whole trip: it is the hot path.)
 
         Raises:
-            ConnectionClosedError: The write failed.
+            ConnectionClosedError: The write failed, the connection ended, or the server
+                broke HTTP.
         """
         h = self._h11
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
@@ -107,13 +109,6 @@ class HttpConnection:
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             h.send_failed()
             raise ConnectionClosedError(f"sending the request failed ({_describe(exc)})") from exc
-
-    async def receive_head(self) -> Head:
-        """Read the response's status line and headers (skipping 1xx responses).
-
-        Raises:
-            ConnectionClosedError: The connection ended, or the server broke HTTP.
-        """
         while True:
             event = await self._next_event()
             if isinstance(event, h11.Response):

@@ -212,7 +212,7 @@ class Sender:
         pool = self._pool
         connection = await pool.acquire()
         try:
-            head = await _round_trip(connection, method, target, headers, body)
+            head = await connection.round_trip(method, target, headers, body)
         except ConnectionClosedError:
             pool.discard(connection)
             if connection.exchanges == 1 or connection.got_response_bytes:
@@ -220,7 +220,7 @@ class Sender:
             # A reused connection that the server had closed: it saw nothing.
             connection = await pool.fresh()
             try:
-                head = await _round_trip(connection, method, target, headers, body)
+                head = await connection.round_trip(method, target, headers, body)
             except BaseException:
                 pool.discard(connection)
                 raise
@@ -228,13 +228,6 @@ class Sender:
             pool.discard(connection)
             raise
         return Response(pool, connection, head, False)
-
-
-async def _round_trip(
-    connection: HttpConnection, method: bytes, target: bytes, headers: Headers, body: bytes
-) -> Head:
-    await connection.send_request(method, target, headers, body)
-    return await connection.receive_head()
 
 
 async def drain(response: Response, limit: int = MAX_ERROR_BODY) -> bytes:

@@ -254,7 +254,10 @@ class StreamableTransport:
                         return outcome
             if scope.cancelled_caught and not pending.done:
                 raise TimeoutError(f"no answer within {deadline - started:g} s")
-            # Settled: the outcome (or the failure), once the last progress is reported.
+            outcome = pending.settled()
+            if outcome is not None:
+                return outcome
+            # The outcome (or the failure), once the last progress is reported.
             return await pending.wait(
                 scope.deadline - started, current_call_options(), started=started
             )
