@@ -16,6 +16,7 @@ Whatever the handler leaves unanswered gets a 500.
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -53,7 +54,7 @@ class Received:
 class Reply:
     """The handler's way to answer one request."""
 
-    def __init__(self, stream: trio.SocketStream, conn: h11.Connection) -> None:
+    def __init__(self, stream: trio.abc.Stream, conn: h11.Connection) -> None:
         self._stream = stream
         self._conn = conn
         self.started = False
@@ -134,6 +135,7 @@ class ScriptedServer:
 
     port: int
     path: str
+    scheme: str = "http"
     requests: list[Received] = field(default_factory=list)
     connections: int = 0
     #: Connections open now, and the most ever open at once.
@@ -146,7 +148,7 @@ class ScriptedServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}{self.path}"
+        return f"{self.scheme}://127.0.0.1:{self.port}{self.path}"
 
     def rpc(self, method: str) -> list[Received]:
         """The requests whose JSON-RPC method is ``method``."""
@@ -165,7 +167,7 @@ class ScriptedServer:
 
 
 async def _serve_connection(
-    stream: trio.SocketStream, server: ScriptedServer, handler: Handler
+    stream: trio.abc.Stream, server: ScriptedServer, handler: Handler
 ) -> None:
     server.connections += 1
     server.open_connections += 1
@@ -183,7 +185,7 @@ async def _serve_connection(
                     event = conn.next_event()
                     if event is h11.NEED_DATA:
                         data = await stream.receive_some(65536)
-                        conn.receive_data(data)
+                        conn.receive_data(bytes(data))
                         continue
                     if isinstance(event, h11.Request):
                         request = event
@@ -222,17 +224,29 @@ async def _serve_connection(
 
 
 @asynccontextmanager
-async def scripted_server(handler: Handler, path: str = "/mcp") -> AsyncIterator[ScriptedServer]:
-    """Run a scripted server for the duration of the block."""
+async def scripted_server(
+    handler: Handler, path: str = "/mcp", *, tls: ssl.SSLContext | None = None
+) -> AsyncIterator[ScriptedServer]:
+    """Run a scripted server for the duration of the block (over TLS with ``tls``)."""
     async with trio.open_nursery() as nursery:
         listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
         port = listeners[0].socket.getsockname()[1]
-        server = ScriptedServer(port, path)
+        server = ScriptedServer(port, path, scheme="http" if tls is None else "https")
 
-        async def serve(stream: trio.SocketStream) -> None:
+        async def serve(stream: trio.abc.Stream) -> None:
+            if isinstance(stream, trio.SSLStream):
+                try:
+                    await stream.do_handshake()
+                except trio.BrokenResourceError:
+                    return  # the client refused our certificate
             await _serve_connection(stream, server, handler)
 
-        nursery.start_soon(trio.serve_listeners, serve, listeners)
+        served: list[trio.abc.Listener[Any]] = list(listeners)
+        if tls is not None:
+            served = [
+                trio.SSLListener(listener, tls, https_compatible=True) for listener in listeners
+            ]
+        nursery.start_soon(trio.serve_listeners, serve, served)
         try:
             yield server
         finally:
