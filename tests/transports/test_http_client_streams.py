@@ -363,6 +363,7 @@ async def test_the_2024_11_05_http_sse_fallback() -> None:
             assert client.era is Era.LEGACY
             assert client.protocol_version == "2024-11-05"
             assert text_of(await client.call_tool("old")) == "from 2024"
+        assert [r.method for r in server.requests].count("GET") == 1  # its one stream
         posts = [r.rpc_method for r in server.requests if r.method == "POST"]
         # The probe and the initialize at the URL, refused; then the endpoint.
         assert posts == [

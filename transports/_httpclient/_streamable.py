@@ -491,10 +491,8 @@ class StreamableTransport:
         Raises:
             HttpStatusError: The server refused it.
             ConnectionClosedError: The connection broke.
+            TimeoutError: The server did not accept it within the client's timeout.
         """
-        if self._http_sse is not None:
-            await self._http_sse.send(data)
-            return
         if self._router.failure is not None:
             raise self._router.failure
         message = describe_message(data)
@@ -502,9 +500,14 @@ class StreamableTransport:
             # 2026-07-28 HTTP has no client notifications: a cancellation is the
             # closing of the stream, which happened when the request was abandoned.
             return
-        with trio.fail_after(self._timeout):
-            await self._notify(message, data)
-        if message.method == "notifications/initialized":
+        with trio.move_on_after(self._timeout) as waited:
+            if self._http_sse is not None:
+                await self._http_sse.send(data)
+            else:
+                await self._notify(message, data)
+        if waited.cancelled_caught:
+            raise TimeoutError(f"{message.method}: no answer within {self._timeout:g} s")
+        if message.method == "notifications/initialized" and self._http_sse is None:
             await self._legacy.open_get_stream()
 
     async def _notify(self, message: OutgoingMessage, data: bytes) -> None:
@@ -516,10 +519,10 @@ class StreamableTransport:
 
     async def _post_reply(self, data: bytes) -> None:
         """POST our answer to the server's request (legacy); any status is accepted."""
-        if self._http_sse is not None:
-            await self._http_sse.send(data)
-            return
         with trio.move_on_after(self._timeout):
+            if self._http_sse is not None:
+                await self._http_sse.send(data)
+                return
             response = await self._post(describe_message(data), data)
             await drain(response)
 
