@@ -5,9 +5,9 @@ This is the `ClientTransport` of `open_http_client`. Per request:
 1. the headers come from the message itself (`mcpcore.http.message_headers`): the
    2026-07-28 ones (version, method, name, ``Mcp-Param-*``), or the legacy session's;
 2. the POST goes out on a pooled keep-alive connection;
-3. a JSON answer is read in the calling task (no task switch on the common path); an
-   event stream is read by a task of its own while the caller waits, running its
-   progress callback (`PendingCall`), since the server may ask us things meanwhile;
+3. the answer is read in the calling task, no task switch on the way: a JSON body, or
+   an event stream (`transports._httpclient._answers`: progress reported between its
+   events, a broken legacy stream resumed);
 4. an error status is judged by `mcpcore.http.judge_refusal`: a fresh token, a new
    legacy session, the 2024-11-05 HTTP+SSE transport, the JSON-RPC error in the body,
    or `HttpStatusError`.
@@ -32,7 +32,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
-from mcpcore import ErrorReceived, Phase, ProgressReceived, ResponseReceived, jsonrpc
+from mcpcore import ErrorReceived, Phase, ResponseReceived, jsonrpc
 from mcpcore.client import ClientSession, Outcome
 from mcpcore.framing.sse import SSEParser
 from mcpcore.http import (
@@ -47,13 +47,10 @@ from mcpcore.http import (
 )
 from mcpcore.types import Error, ListToolsResult, RequestId
 from mcpcore.versions import Era
-from transports._client_calls import (
-    PendingCall,
-    current_call_options,
-    report_progress,
-)
+from transports._client_calls import PendingCall, current_call_options
 from transports._client_errors import ConnectionClosedError
 from transports._client_notifications import NotificationDispatcher, Subscription
+from transports._httpclient._answers import AnswerReader, Call, StreamLostError
 from transports._httpclient._errors import HttpStatusError
 from transports._httpclient._events import pump
 from transports._httpclient._exchange import BodyTooLargeError, Response, Sender, drain
@@ -63,39 +60,17 @@ from transports._httpclient._outcomes import close_request, give_up_reason, inva
 from transports._httpclient._router import Router
 from transports._httpclient._url import HttpUrl
 
-__all__ = ["CANCEL_SEND_TIMEOUT", "STREAM_END_WAIT", "StreamableTransport"]
+__all__ = ["CANCEL_SEND_TIMEOUT", "StreamableTransport"]
 
 #: Seconds a ``notifications/cancelled`` may take to POST. It is sent shielded (a
 #: cancelled caller still sends it), so it needs its own bound.
 CANCEL_SEND_TIMEOUT: Final = 5.0
-#: Seconds an answer stream's reader waits, after the answer, for the stream to end so
-#: that its connection can carry the next request ("the final response SHOULD terminate
-#: the stream"). The caller already has its answer; a stream left open longer is closed.
-STREAM_END_WAIT: Final = 1.0
 
 _ACCEPT_BOTH: Final = (b"accept", b"application/json, text/event-stream")
 _JSON: Final = (b"content-type", b"application/json")
 _SSE: Final = "text/event-stream"
-_MESSAGE: Final = "message"
 _PROBES: Final = frozenset({"server/discover", "initialize"})
 _CREDENTIALS: Final = (Refusal.FORBIDDEN, Refusal.REAUTHENTICATE)
-
-
-class _Call:
-    """One call whose answer is being read: where it goes, and the call's clock."""
-
-    __slots__ = ("options", "pending", "scope", "started", "timeout")
-
-    def __init__(self, pending: PendingCall, scope: trio.CancelScope, started: float) -> None:
-        self.pending = pending
-        self.scope = scope
-        self.started = started
-        self.timeout = scope.deadline - started
-        self.options = current_call_options()
-
-
-class _StreamLostError(ConnectionClosedError):
-    """A 2026-07-28 answer stream ended before the answer: the request is lost."""
 
 
 class StreamableTransport:
@@ -144,6 +119,9 @@ class StreamableTransport:
             max_message_size=max_message_size,
             max_event_size=max_event_size,
             get_stream=get_stream,
+        )
+        self._answers = AnswerReader(
+            self._router, self._legacy, nursery, max_event_size=max_event_size
         )
         #: The ``x-mcp-header`` declarations of the tools listed (2026-07-28).
         self.tools = ToolHeaderRegistry()
@@ -202,7 +180,7 @@ class StreamableTransport:
             while True:
                 try:
                     outcome = await self._attempt(request_id, message, data, deadline, started)
-                except _StreamLostError:
+                except StreamLostError:
                     if reissued:
                         raise
                     reissued = True
@@ -246,8 +224,8 @@ class StreamableTransport:
                 if not isinstance(answer, Response):
                     return answer
                 if answer.media_type == _SSE:
-                    call = _Call(pending, scope, started)
-                    await self._read_answer(request_id, message, answer, call)
+                    call = Call(request_id, message, pending, scope, started)
+                    await self._answers.read(answer, call)
                 else:
                     outcome = await self._read_json(request_id, message, answer, pending)
                     if outcome is not None:
@@ -366,89 +344,6 @@ class StreamableTransport:
 
     def _close_request(self, request_id: RequestId) -> None:
         close_request(self.session.connection, request_id)
-
-    # ------------------------------------------------------------ SSE answers
-
-    async def _read_answer(
-        self, request_id: RequestId, message: OutgoingMessage, response: Response, call: _Call
-    ) -> None:
-        """Read the event stream answering a request until the call is settled.
-
-        Read in the caller's task, which runs the progress callback between events (a
-        slow callback slows only this request's own stream). A legacy stream that ends
-        early is resumed by GET.
-        """
-        pending = call.pending
-        parser = SSEParser(self._max_event_size)
-        try:
-            if await self._follow(response, parser, call):
-                return
-        except BodyTooLargeError as exc:
-            pending.resolve(self._invalid(request_id, message, str(exc)))
-            return
-        resumable = not message.is_modern and parser.last_event_id
-        if resumable and await self._legacy.resume(parser, lambda: pending.done):
-            return
-        if message.is_modern:
-            pending.fail(_StreamLostError("the server ended the answer stream early"))
-            return
-        reason = f"the server ended the answer to {message.method}"
-        if resumable:
-            reason += ", and it could not be resumed"
-        pending.fail(ConnectionClosedError(reason))
-
-    async def _follow(self, response: Response, parser: SSEParser, call: _Call) -> bool:
-        """Feed an answer stream to the router until the call is settled; whether it is."""
-        pending = call.pending
-        receive = self._router.receive
-        try:
-            while not pending.done:
-                events = await response.read_events(parser)
-                if events is None:
-                    response.close()  # it ended: the connection carries the next request
-                    return pending.done
-                for event in events:
-                    if event.data and event.event == _MESSAGE:
-                        await receive(event.data.encode())
-                if not pending.done:  # (else `PendingCall.wait` reports the last one)
-                    progress = pending.take_progress()
-                    if progress is not None:
-                        await self._progress(progress, call)
-        except ConnectionClosedError:
-            response.abandon()
-            return pending.done
-        except BaseException:
-            response.abandon()
-            raise
-        if response.connection.body_complete_now():
-            response.close()
-        else:
-            # "The final response SHOULD terminate the stream": its end follows; wait
-            # for it in the background, so the connection can carry the next request.
-            self._nursery.start_soon(self._finish_stream, response, parser)
-        return True
-
-    async def _progress(self, progress: ProgressReceived, call: _Call) -> None:
-        """Report progress read off an answer stream; maybe restart the timeout."""
-        options = call.options
-        if options.reset_timeout_on_progress:
-            limit = call.started + options.max_total_timeout
-            scope = call.scope
-            scope.deadline = min(max(scope.deadline, trio.current_time() + call.timeout), limit)
-        if options.progress is not None:
-            await report_progress(options.progress, progress)
-
-    async def _finish_stream(self, response: Response, parser: SSEParser) -> None:
-        """Read what is left of an answered stream (briefly), to keep its connection."""
-        try:
-            with trio.move_on_after(STREAM_END_WAIT):
-                while await response.read_events(parser) is not None:
-                    pass
-                response.close()
-        except (ConnectionClosedError, BodyTooLargeError):
-            pass
-        finally:
-            response.abandon()  # (unless closed above: then nothing is left to do)
 
     # --------------------------------------------------------------- giving up
 
