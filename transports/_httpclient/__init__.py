@@ -6,8 +6,8 @@ One concept per module: `_url` (the server's URL), `_connection` (one h11 connec
 (event streams into the router), `_answers` (event streams answering a request),
 `_legacy` (a legacy session: its id, GET streams, re-initialization, DELETE),
 `_http_sse` (the 2024-11-05 transport), `_outcomes` (ending a request without an
-answer), `_streamable` (the `ClientTransport`), `_client` (`open_http_client`). The protocol decisions that
-involve no IO live in `mcpcore.http`.
+answer), `_streamable` (the `ClientTransport`), `_client` (`open_http_client`). The
+protocol decisions that involve no IO live in `mcpcore.http`.
 """
 
 from transports._httpclient._auth import HttpAuth
