@@ -109,6 +109,7 @@ class HttpConnection:
         self._body_size = 0
         self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
         self._leftover = False  # pipelined bytes of the next request are in h11's buffer
+        self._read_bytes = 0
         # The request being answered.
         self._busy = False
         self._reply: Reply | None = None
@@ -193,7 +194,10 @@ class HttpConnection:
             h.start_next_cycle()
             self._busy = False
             self._leftover = bool(h.trailing_data[0])
-            self._set_alarm(trio.current_time() + limits.keepalive_timeout)
+            # Only noted: the alarm still rings at the watch deadline, and the watcher
+            # then sets it to this (a connection that goes on with requests moves it at
+            # the next one; one move per request instead of two).
+            self._alarm_at = trio.current_time() + limits.keepalive_timeout
             if self._watch is not None:
                 await self._take_back_reading()
 
@@ -202,6 +206,8 @@ class HttpConnection:
         h = self.h11
         stream = self._stream
         started = self._leftover  # (bytes of this request came with the last one)
+        # Bytes read for this request (pipelined ones count as a whole read).
+        self._read_bytes = READ_SIZE if started else 0
         while True:
             parsed = self._advance()
             if parsed is not _INCOMPLETE:
@@ -221,6 +227,7 @@ class HttpConnection:
             if not data:
                 return _CLOSED
             h.receive_data(data)
+            self._read_bytes += len(data)
             started = True
 
     async def _finish_unanswered(self, reply: Reply) -> None:
@@ -382,8 +389,10 @@ class HttpConnection:
                     if len(event.headers) > limits.max_header_count:
                         return _Refusal(431, "Too many header fields")
                     # (h11 bounds a head that arrives in pieces; one that came whole
-                    # in a single read is measured here.)
-                    if _head_size(event) > limits.max_header_size:
+                    # in a single read is measured here, if the read was that large.)
+                    if self._read_bytes > limits.max_header_size and (
+                        _head_size(event) > limits.max_header_size
+                    ):
                         return _Refusal(431, "Request header fields too large")
                     declared = _content_length(event)
                     if declared is not None and declared > limits.max_body_size:

@@ -38,11 +38,14 @@ class HttpRequest:
         path, _, query = target.partition(b"?")
         self.path = path.decode(_CODEC)
         self.query = query.decode(_CODEC)
-        headers: dict[str, str] = {}
-        for name, value in fields:  # (h11 lower-cases the names)
-            key = name.decode(_CODEC)
-            text = value.decode(_CODEC)
-            headers[key] = f"{headers[key]}, {text}" if key in headers else text
+        # (h11 lower-cases the names.) Repeated fields are rare: joined only when found.
+        headers = {name.decode(_CODEC): value.decode(_CODEC) for name, value in fields}
+        if len(headers) < len(fields):
+            headers = {}
+            for name, value in fields:
+                key = name.decode(_CODEC)
+                text = value.decode(_CODEC)
+                headers[key] = f"{headers[key]}, {text}" if key in headers else text
         self.headers = headers
         self.body = body
         self.http_version = http_version
