@@ -28,6 +28,7 @@ import trio
 
 from mcpcore import ProgressReceived
 from mcpcore.client import Outcome
+from transports._deadlines import Deadlines
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -102,7 +103,7 @@ def current_call_options() -> CallOptions:
 class PendingCall:
     """Where the reader leaves a call's answer and progress for the waiting caller."""
 
-    __slots__ = ("_failure", "_outcome", "_progress", "_progress_at", "_wake")
+    __slots__ = ("_expired", "_failure", "_outcome", "_progress", "_progress_at", "_wake")
 
     def __init__(self) -> None:
         self._wake = trio.Event()
@@ -110,6 +111,7 @@ class PendingCall:
         self._failure: BaseException | None = None
         self._progress: ProgressReceived | None = None
         self._progress_at = 0.0
+        self._expired = False  # `Deadlines` said the deadline passed
 
     @property
     def done(self) -> bool:
@@ -136,6 +138,11 @@ class PendingCall:
         self._progress_at = trio.current_time()
         self._wake.set()
 
+    def expire(self) -> None:
+        """The deadline passed (`transports._deadlines.Deadlines`): the caller times out."""
+        self._expired = True
+        self._wake.set()
+
     # -- the caller's side ----------------------------------------------------
 
     def settled(self) -> Outcome | None:
@@ -154,13 +161,20 @@ class PendingCall:
         return progress
 
     async def wait(
-        self, timeout: float, options: CallOptions, *, started: float | None = None
+        self,
+        timeout: float,
+        options: CallOptions,
+        *,
+        started: float | None = None,
+        deadlines: Deadlines | None = None,
     ) -> Outcome:
         """Wait for the answer, reporting progress meanwhile.
 
         ``started`` is when the call began (`trio.current_time`), if before now: the
         timeout and the hard limit count from there (a driver may have spent part of
-        them sending the request).
+        them sending the request). With ``deadlines``, the connection's `Deadlines`
+        keeps the timeout (no cancel scope per call; it may fire a few milliseconds
+        late); without, a cancel scope does.
 
         Returns:
             The event that ended the call. Progress that arrived before it has been
@@ -175,26 +189,41 @@ class PendingCall:
         start = trio.current_time() if started is None else started
         limit = start + options.max_total_timeout if options.reset_timeout_on_progress else math.inf
         deadline = min(start + timeout, limit)
-        while True:
-            if self._failure is not None:
-                raise self._failure
-            progress, self._progress = self._progress, None
-            if progress is not None:
-                if options.reset_timeout_on_progress:
-                    deadline = min(max(deadline, self._progress_at + timeout), limit)
-                if options.progress is not None:
-                    # Bounded by the call's deadline like the rest of the wait.
-                    with trio.move_on_at(deadline):
-                        await report_progress(options.progress, progress)
-                continue  # more progress, or the answer, may have come meanwhile
-            if self._outcome is not None:
-                return self._outcome
-            if self._wake.is_set():
-                self._wake = trio.Event()  # (progress woke us: wait for what comes next)
-            with trio.move_on_at(deadline) as waiting:
-                await self._wake.wait()
-            if waiting.cancelled_caught and not self._wake.is_set():
-                raise TimeoutError(f"no answer within {timeout:g} s")
+        key = None if deadlines is None else deadlines.add(self, deadline)
+        try:
+            while True:
+                if self._failure is not None:
+                    raise self._failure
+                progress, self._progress = self._progress, None
+                if progress is not None:
+                    if options.reset_timeout_on_progress:
+                        later = min(max(deadline, self._progress_at + timeout), limit)
+                        if deadlines is not None and later != deadline:
+                            deadlines.discard(self, key)
+                            key = deadlines.add(self, later)
+                            self._expired = False  # (the old deadline's, if any)
+                        deadline = later
+                    if options.progress is not None:
+                        # Bounded by the call's deadline like the rest of the wait.
+                        with trio.move_on_at(deadline):
+                            await report_progress(options.progress, progress)
+                    continue  # more progress, or the answer, may have come meanwhile
+                if self._outcome is not None:
+                    return self._outcome
+                if self._expired or (deadlines is not None and trio.current_time() >= deadline):
+                    raise TimeoutError(f"no answer within {timeout:g} s")
+                if self._wake.is_set():
+                    self._wake = trio.Event()  # (progress woke us: wait for what comes next)
+                if deadlines is not None:
+                    await self._wake.wait()
+                    continue
+                with trio.move_on_at(deadline) as waiting:
+                    await self._wake.wait()
+                if waiting.cancelled_caught and not self._wake.is_set():
+                    raise TimeoutError(f"no answer within {timeout:g} s")
+        finally:
+            if deadlines is not None:
+                deadlines.discard(self, key)
 
 
 async def report_progress(callback: ProgressCallback, event: ProgressReceived) -> None:

@@ -50,6 +50,7 @@ from mcpcore.types import RequestId
 from transports._client_calls import DEFAULT_TIMEOUT, PendingCall, current_call_options
 from transports._client_errors import ConnectionClosedError
 from transports._client_notifications import NotificationDispatcher, Subscription
+from transports._deadlines import Deadlines
 from transports._writer import MessageWriter
 
 __all__ = ["CANCEL_SEND_TIMEOUT", "FLUSH_TIMEOUT", "MAX_SERVER_REQUESTS", "StreamDriver"]
@@ -108,6 +109,9 @@ class StreamDriver:
         # Bounded by max_server_requests.
         self._answering: dict[RequestId, trio.CancelScope] = {}
         self._failure: ConnectionClosedError | None = None
+        # The calls' timeouts, kept by one task rather than a cancel scope per call.
+        self._deadlines = Deadlines()
+        nursery.start_soon(self._deadlines.run)
         #: Lines dropped unread for being longer than the framer's limit. Their ids are
         #: unknown, so the calls they answered end by their timeouts.
         self.oversized_messages = 0
@@ -146,7 +150,9 @@ class StreamDriver:
             # If the writer broke, `fail` will say why, or the timeout ends the wait.
             await self._write(data)
             return await pending.wait(
-                self._timeout if timeout is None else timeout, current_call_options()
+                self._timeout if timeout is None else timeout,
+                current_call_options(),
+                deadlines=self._deadlines,
             )
         except BaseException as exc:
             if not pending.done and self._failure is None:

@@ -6,16 +6,20 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+
 import pytest
 import trio
 import trio.testing
 
 from mcpcore import ErrorReceived, NotificationReceived, ProgressReceived, ResponseReceived, types
-from mcpcore.client import InvalidServerResponseError, McpError
+from mcpcore.client import InvalidServerResponseError, McpError, Outcome
 from tests.transports.trio_helpers import trio_test
 from transports import MAX_LISTEN_BACKLOG, MAX_QUEUED_NOTIFICATIONS, ConnectionClosedError
 from transports._client_calls import CallOptions, PendingCall
 from transports._client_notifications import NotificationDispatcher, Subscription
+from transports._deadlines import RESOLUTION, Deadlines
 
 ANSWER = ResponseReceived(request_id=1, method="ping", result=types.EmptyResult())
 
@@ -31,37 +35,69 @@ def changed(number: int) -> NotificationReceived:
 
 # ------------------------------------------------------------------ PendingCall
 
+#: Both ways a call's timeout is kept: a cancel scope of its own, or the connection's
+#: `Deadlines` task (which may fire up to one `RESOLUTION` late).
+WAYS = pytest.mark.parametrize("way", ["cancel scope", "deadlines"])
 
-@trio_test(autojump=True)
-async def test_the_answer_ends_the_wait() -> None:
-    pending = PendingCall()
+Wait = Callable[[PendingCall, float, CallOptions], Awaitable[Outcome]]
+
+
+@asynccontextmanager
+async def waiting(way: str) -> AsyncIterator[Wait]:
+    """How to wait for a call, the ``way`` given (a `Deadlines` task runs meanwhile)."""
+    if way == "cancel scope":
+        yield lambda pending, timeout, options: pending.wait(timeout, options)
+        return
+    deadlines = Deadlines()
     async with trio.open_nursery() as nursery:
+        nursery.start_soon(deadlines.run)
+        yield lambda pending, timeout, options: pending.wait(timeout, options, deadlines=deadlines)
+        nursery.cancel_scope.cancel()
+
+
+def assert_elapsed(started: float, seconds: float) -> None:
+    """The wait lasted ``seconds`` (virtual), or at most one bucket more."""
+    elapsed = trio.current_time() - started
+    assert seconds - 1e-9 <= elapsed <= seconds + RESOLUTION + 1e-9, elapsed
+
+
+@WAYS
+@trio_test(autojump=True)
+async def test_the_answer_ends_the_wait(way: str) -> None:
+    pending = PendingCall()
+    async with waiting(way) as wait, trio.open_nursery() as nursery:
         nursery.start_soon(_later, 1.0, lambda: pending.resolve(ANSWER))
-        assert await pending.wait(5, CallOptions()) is ANSWER
+        assert await wait(pending, 5, CallOptions()) is ANSWER
     assert pending.done
 
 
+@WAYS
 @trio_test(autojump=True)
-async def test_no_answer_in_time_is_a_timeout_error() -> None:
-    started = trio.current_time()
-    with pytest.raises(TimeoutError, match="no answer within 2 s"):
-        await PendingCall().wait(2, CallOptions())
-    assert trio.current_time() - started == 2
+async def test_no_answer_in_time_is_a_timeout_error(way: str) -> None:
+    async with waiting(way) as wait:
+        started = trio.current_time()
+        with pytest.raises(TimeoutError, match="no answer within 2 s"):
+            await wait(PendingCall(), 2, CallOptions())
+        assert_elapsed(started, 2)
 
 
+@WAYS
 @trio_test(autojump=True)
-async def test_a_lost_connection_ends_the_wait_with_its_error() -> None:
+async def test_a_lost_connection_ends_the_wait_with_its_error(way: str) -> None:
     pending = PendingCall()
     lost = ConnectionClosedError("gone")
-    async with trio.open_nursery() as nursery:
+    async with waiting(way) as wait, trio.open_nursery() as nursery:
         nursery.start_soon(_later, 1.0, lambda: pending.fail(lost))
         with pytest.raises(ConnectionClosedError) as raised:
-            await pending.wait(5, CallOptions())
+            await wait(pending, 5, CallOptions())
     assert raised.value is lost
 
 
+@WAYS
 @trio_test(autojump=True)
-async def test_a_slow_callback_sees_the_latest_progress_and_the_last_before_the_end() -> None:
+async def test_a_slow_callback_sees_the_latest_progress_and_the_last_before_the_end(
+    way: str,
+) -> None:
     pending = PendingCall()
     seen: list[float] = []
 
@@ -75,14 +111,15 @@ async def test_a_slow_callback_sees_the_latest_progress_and_the_last_before_the_
             await trio.sleep(0.1)
         pending.resolve(ANSWER)
 
-    async with trio.open_nursery() as nursery:
+    async with waiting(way) as wait, trio.open_nursery() as nursery:
         nursery.start_soon(server)
-        assert await pending.wait(10, CallOptions(progress=slow)) is ANSWER
+        assert await wait(pending, 10, CallOptions(progress=slow)) is ANSWER
     assert seen == [1, 4]
 
 
+@WAYS
 @trio_test(autojump=True)
-async def test_progress_resets_the_timeout_only_when_asked() -> None:
+async def test_progress_resets_the_timeout_only_when_asked(way: str) -> None:
     async def server(pending: PendingCall) -> None:
         for value in range(1, 9):  # news every 0.5 s for 4 s, then the answer
             await trio.sleep(0.5)
@@ -90,32 +127,34 @@ async def test_progress_resets_the_timeout_only_when_asked() -> None:
         await trio.sleep(0.5)
         pending.resolve(ANSWER)
 
-    async with trio.open_nursery() as nursery:
-        pending = PendingCall()
-        nursery.start_soon(server, pending)
-        with pytest.raises(TimeoutError):
-            await pending.wait(1, CallOptions())
-        nursery.cancel_scope.cancel()
+    async with waiting(way) as wait:
+        async with trio.open_nursery() as nursery:
+            pending = PendingCall()
+            nursery.start_soon(server, pending)
+            with pytest.raises(TimeoutError):
+                await wait(pending, 1, CallOptions())
+            nursery.cancel_scope.cancel()
 
-    async with trio.open_nursery() as nursery:
-        pending = PendingCall()
-        nursery.start_soon(server, pending)
-        options = CallOptions(reset_timeout_on_progress=True)
-        assert await pending.wait(1, options) is ANSWER
+        async with trio.open_nursery() as nursery:
+            pending = PendingCall()
+            nursery.start_soon(server, pending)
+            options = CallOptions(reset_timeout_on_progress=True)
+            assert await wait(pending, 1, options) is ANSWER
 
-    async with trio.open_nursery() as nursery:
-        pending = PendingCall()
-        nursery.start_soon(server, pending)
-        started = trio.current_time()
-        capped = CallOptions(reset_timeout_on_progress=True, max_total_timeout=2.2)
-        with pytest.raises(TimeoutError):
-            await pending.wait(1, capped)
-        assert trio.current_time() - started == pytest.approx(2.2)
-        nursery.cancel_scope.cancel()
+        async with trio.open_nursery() as nursery:
+            pending = PendingCall()
+            nursery.start_soon(server, pending)
+            started = trio.current_time()
+            capped = CallOptions(reset_timeout_on_progress=True, max_total_timeout=2.2)
+            with pytest.raises(TimeoutError):
+                await wait(pending, 1, capped)
+            assert_elapsed(started, 2.2)
+            nursery.cancel_scope.cancel()
 
 
+@WAYS
 @trio_test(autojump=True)
-async def test_an_answer_that_arrives_during_an_overlong_callback_still_counts() -> None:
+async def test_an_answer_that_arrives_during_an_overlong_callback_still_counts(way: str) -> None:
     pending = PendingCall()
 
     async def stuck(value: float, total: float | None, message: str | None) -> None:
@@ -123,7 +162,8 @@ async def test_an_answer_that_arrives_during_an_overlong_callback_still_counts()
         await trio.sleep_forever()  # cut at the call's deadline
 
     pending.progress(progress(1))
-    assert await pending.wait(1, CallOptions(progress=stuck)) is ANSWER
+    async with waiting(way) as wait:
+        assert await wait(pending, 1, CallOptions(progress=stuck)) is ANSWER
 
 
 # ------------------------------------------------------------ the dispatcher
