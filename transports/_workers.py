@@ -28,8 +28,11 @@ import trio
 __all__ = ["MAX_IDLE_WORKERS", "WorkerPool"]
 
 #: Workers kept waiting for work. Each is a suspended coroutine of a few kilobytes; past
-#: this many, a worker that runs out of work exits instead of waiting.
-MAX_IDLE_WORKERS: Final = 64
+#: this many, a worker that runs out of work exits instead of waiting. A client keeping
+#: a hundred-odd requests in flight should never pay a task spawn per request: with 64,
+#: a third of the requests of 100 in flight started a task, and the server spent 25%
+#: more instructions per request (measured with callgrind: 150k against 120k).
+MAX_IDLE_WORKERS: Final = 128
 
 _Job = TypeVar("_Job")
 
