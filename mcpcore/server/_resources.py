@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import datetime
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -34,6 +34,7 @@ from mcpcore.versions import Era
 
 __all__ = [
     "MAX_URI_LENGTH",
+    "Listing",
     "RegisteredResource",
     "RegisteredTemplate",
     "ResourceRegistry",
@@ -133,19 +134,34 @@ class RegisteredTemplate:
     signature: HandlerSignature
 
 
+#: A source of resources known only at run time (see `ResourceRegistry.add_listing`).
+Listing = Callable[[], Iterable[types.Resource]]
+
+
 class ResourceRegistry:
     """The resources and resource templates of one server, in registration order."""
 
-    __slots__ = ("_resources", "_templates")
+    __slots__ = ("_listings", "_resources", "_templates")
 
     def __init__(self) -> None:
         self._resources: dict[str, RegisteredResource] = {}
         self._templates: dict[str, RegisteredTemplate] = {}
+        self._listings: list[Listing] = []
 
     @property
     def empty(self) -> bool:
         """Whether there is nothing to list or read."""
-        return not self._resources and not self._templates
+        return not self._resources and not self._templates and not self._listings
+
+    def add_listing(self, listing: Listing) -> None:
+        """List the resources ``listing()`` returns after the static ones.
+
+        For resources known only at run time (a folder's files, a table's rows): each
+        resources/list page calls ``listing()``, so it should return a snapshot the
+        embedder keeps up to date, in a stable order (cursors are positions). Reads of
+        these URIs go to a template that matches them, as any other read does.
+        """
+        self._listings.append(listing)
 
     def add_resource(
         self, handler: Callable[..., Any], definition: types.Resource
@@ -190,8 +206,11 @@ class ResourceRegistry:
             del self._templates[uri_or_template]
 
     def resources(self) -> list[types.Resource]:
-        """Every static resource, in registration order."""
-        return [entry.definition for entry in self._resources.values()]
+        """Every static resource, in registration order, then what the listings return."""
+        listed = [entry.definition for entry in self._resources.values()]
+        for listing in self._listings:
+            listed.extend(listing())
+        return listed
 
     def templates(self) -> list[types.ResourceTemplate]:
         """Every template, in registration order."""
