@@ -67,8 +67,9 @@ async def test_the_listing_is_asked_again_on_every_list(mode: str) -> None:
 
 def test_a_listing_alone_makes_the_server_offer_resources() -> None:
     server = Server("rows", "1.0")
-    assert server.capabilities.resources is types.UNSET
+    before = server.capabilities.resources
     server.resources.add_listing(list)
+    assert before is types.UNSET
     assert server.capabilities.resources == types.ServerResourcesCapability(
         subscribe=True, list_changed=True
     )
