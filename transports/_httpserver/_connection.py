@@ -28,6 +28,7 @@ at a time is not a limit: a client wanting concurrency opens more connections.
 from __future__ import annotations
 
 import contextlib
+import math
 from collections.abc import Awaitable, Callable
 from typing import Final
 
@@ -122,6 +123,7 @@ class HttpConnection:
         self._watch: trio.CancelScope | None = None  # set while it reads for the main task
         self._watch_done: trio.Event | None = None
         self._last_tick = now
+        self._taken_over = False  # another protocol has the socket (see take_over)
 
     # ------------------------------------------------------------ lifetime
 
@@ -133,6 +135,20 @@ class HttpConnection:
         """End the connection now, and everything in progress on it."""
         if self._scope is not None:
             self._scope.cancel()
+
+    async def take_over(self) -> tuple[trio.SocketStream, bytes]:
+        """Hand the socket to another protocol (a WebSocket, after its upgrade).
+
+        From now on HTTP is done with this connection: the watcher stops reading (and
+        gives back what it read), no HTTP timeout applies, and the request being
+        answered needs no HTTP answer. The socket is still closed when the application
+        returns. Returns the socket and the bytes already read past the request.
+        """
+        self._taken_over = True
+        self._busy = False
+        self._set_alarm(math.inf)
+        await self._take_back_reading()
+        return self._stream, bytes(self.h11.trailing_data[0])
 
     async def serve(self) -> None:
         """Serve requests until the client hangs up or times out; then close the socket."""
@@ -187,6 +203,8 @@ class HttpConnection:
                 await self._application(parsed, reply, self)
             finally:
                 self._reply = None
+            if self._taken_over:
+                return  # (the socket spoke another protocol: nothing more of HTTP)
             if not reply.finished:
                 await self._finish_unanswered(reply)
             if h.our_state is not h11.DONE or h.their_state is not h11.DONE:

@@ -1,0 +1,36 @@
+"""MCP over WebSocket on trio and wsproto (private: `transports` re-exports its API).
+
+WebSocket is not part of the MCP specification (SEP-1288 is a draft, CHECKLIST §14.5);
+this is the shape the TypeScript SDK v1 client and the Python SDK 1.x speak: the
+subprotocol ``mcp``, one JSON-RPC message per text frame, stdio's semantics.
+
+One concept per module: `_listener` (``serve_websocket``), `_upgrade` (accepting a
+handshake, also for ``serve_http``), `_session` (the server runtime on a WebSocket),
+`_channel` (frames in, frames out, pings, closing), `_frames` (building text frames),
+`_handshake` and `_client` (``open_websocket_client``), `_limits`.
+"""
+
+from transports._websocket._client import WebSocketClient, open_websocket_client
+from transports._websocket._limits import (
+    CLOSE_TIMEOUT,
+    HANDSHAKE_TIMEOUT,
+    MAX_MESSAGE_SIZE,
+    PING_INTERVAL,
+    PONG_TIMEOUT,
+    WebSocketLimits,
+)
+from transports._websocket._listener import serve_websocket
+from transports._websocket._upgrade import SUBPROTOCOL
+
+__all__ = [
+    "CLOSE_TIMEOUT",
+    "HANDSHAKE_TIMEOUT",
+    "MAX_MESSAGE_SIZE",
+    "PING_INTERVAL",
+    "PONG_TIMEOUT",
+    "SUBPROTOCOL",
+    "WebSocketClient",
+    "WebSocketLimits",
+    "open_websocket_client",
+    "serve_websocket",
+]

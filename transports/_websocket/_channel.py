@@ -1,0 +1,339 @@
+"""One open WebSocket: whole text messages in, frames out, pings, and the closing handshake.
+
+`WebSocketChannel` sits between a byte stream (after the opening handshake) and the
+runtime that both ends share with stdio: the server's `transports._serving.ServerDriver`
+and the client's `transports._client_stream.StreamDriver` read its `messages` and write
+through one `transports._writer.MessageWriter`, framing each message with `frame`.
+
+What comes in goes through wsproto's frame parser (a Connection in the OPEN state):
+
+* a text message is one JSON-RPC message; its fragments are put together, as long as
+  the whole stays within ``max_message_size`` (1009 "message too big" past it);
+* a binary message closes the connection with 1003 "unsupported data": JSON-RPC
+  messages are UTF-8 text (the TypeScript and Python SDKs send text frames only);
+* invalid UTF-8, a bad frame, a reserved bit: wsproto's verdict (1007, 1002), sent back
+  as our Close frame;
+* a ping is answered with a pong; any byte from the peer counts as a sign of life;
+* the peer's Close frame is answered with the same code (RFC 6455 §5.5.1), and the
+  messages end.
+
+Once we have sent our Close frame, nothing more may be sent (RFC 6455 §5.5.1: "the
+endpoint MUST NOT send any more data frames"): `frame` refuses with `ConnectionError`,
+which the runtime treats as a peer that is gone, and what still arrives is read only to
+see the peer's Close.
+
+`keep_alive` pings a quiet peer and returns when it has stopped answering, so that the
+connection can be torn down (RFC 6455 §5.5.2: a ping "may serve either as a keepalive
+or as a means to verify that the remote endpoint is still responsive"). A reader that is
+not reading because the handlers are all busy (the runtime's backpressure) is not taken
+for a dead peer: the pong is then waiting, unread, in the socket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator, Callable, Iterator
+from typing import Final
+
+import trio
+from wsproto.connection import Connection, ConnectionState
+from wsproto.events import (
+    BytesMessage,
+    CloseConnection,
+    Event,
+    Ping,
+    TextMessage,
+)
+from wsproto.frame_protocol import CloseReason
+from wsproto.utilities import LocalProtocolError
+
+from transports._websocket._frames import client_text_frame, server_text_frame
+from transports._websocket._limits import READ_SIZE, WebSocketLimits
+from transports._writer import MessageWriter
+
+__all__ = ["CLOSE_REASON_SIZE", "WebSocketChannel", "describe_close"]
+
+#: Bytes of a close reason we keep from the peer (a control frame's payload is at most
+#: 125 bytes, RFC 6455 §5.5; 123 of them are the reason).
+CLOSE_REASON_SIZE: Final = 123
+#: What the close codes we send or commonly receive mean, for error messages.
+_CODE_NAMES: Final[dict[int, str]] = {
+    CloseReason.NORMAL_CLOSURE: "normal closure",
+    CloseReason.GOING_AWAY: "going away",
+    CloseReason.PROTOCOL_ERROR: "protocol error",
+    CloseReason.UNSUPPORTED_DATA: "unsupported data",
+    CloseReason.NO_STATUS_RCVD: "no status",
+    CloseReason.ABNORMAL_CLOSURE: "abnormal closure",
+    CloseReason.INVALID_FRAME_PAYLOAD_DATA: "invalid payload",
+    CloseReason.POLICY_VIOLATION: "policy violation",
+    CloseReason.MESSAGE_TOO_BIG: "message too big",
+    CloseReason.INTERNAL_ERROR: "internal error",
+}
+
+
+def describe_close(code: int, reason: str) -> str:
+    """A close code and reason in words: ``1009 (message too big): over 16 MiB``."""
+    name = _CODE_NAMES.get(code)
+    text = f"{int(code)} ({name})" if name else str(int(code))
+    return f"{text}: {reason}" if reason else text
+
+
+class WebSocketChannel:
+    """A WebSocket in the OPEN state over ``stream`` (see the module docstring).
+
+    Args:
+        stream: The connection, its opening handshake done.
+        protocol: wsproto's frame protocol for it (``ConnectionState.OPEN``).
+        writer: Where every frame we send goes (its task runs elsewhere).
+        limits: The message size, ping interval and pong timeout.
+
+    Attributes:
+        peer_close: The code and reason of the peer's Close frame, once one came.
+        our_close: The code and reason of the Close frame we sent first, if we did
+            (not the echo of the peer's).
+        lost: Why the connection ended without a Close frame from the peer, if it did.
+    """
+
+    def __init__(
+        self,
+        stream: trio.abc.Stream,
+        protocol: Connection,
+        writer: MessageWriter,
+        limits: WebSocketLimits,
+    ) -> None:
+        self._stream = stream
+        self._protocol = protocol
+        self._writer = writer
+        self._max_size = limits.max_message_size
+        self._ping_interval = limits.ping_interval
+        self._pong_timeout = limits.pong_timeout
+        self._text_frame = client_text_frame if protocol.client else server_text_frame
+        self._events: Iterator[Event] = protocol.events()  # (what came with the handshake)
+        self._parts: list[bytes] = []  # the fragments of a message being put together
+        self._size = 0  # their bytes
+        self._closing = False  # our Close frame is out (or we gave up): no more frames
+        self._ended = False  # nothing more will be read
+        self._done = trio.Event()  # set when _ended is
+        self._reading = False  # waiting for the socket (not held back by backpressure)
+        self._last_read = trio.current_time()
+        self.peer_close: tuple[int, str] | None = None
+        self.our_close: tuple[int, str] | None = None
+        self.lost: str | None = None
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def closing(self) -> bool:
+        """Whether our Close frame is out (nothing more can be sent)."""
+        return self._closing
+
+    @property
+    def ended(self) -> bool:
+        """Whether the receiving side is over (the peer's Close, or the connection lost)."""
+        return self._ended
+
+    def describe_end(self, peer: str = "the peer") -> str:
+        """How the connection ended, in words (for errors and reports)."""
+        if self.our_close is not None:
+            return "we closed the WebSocket: " + describe_close(*self.our_close)
+        if self.peer_close is not None:
+            return f"{peer} closed the WebSocket: " + describe_close(*self.peer_close)
+        return self.lost or "the WebSocket is open"
+
+    # ---------------------------------------------------------------- sending
+
+    def frame(self, message: bytes) -> bytes:
+        """One message as the text frame to write (the runtime's ``frame`` callback).
+
+        Raises:
+            ConnectionError: Our Close frame is out: nothing more may be sent.
+        """
+        if self._closing:
+            raise ConnectionError("the WebSocket is closing")
+        return self._text_frame(message)
+
+    async def close(self, code: int = CloseReason.NORMAL_CLOSURE, reason: str = "") -> None:
+        """Send our Close frame (once; later calls do nothing) and refuse further frames."""
+        data = self.take_close_frame(code, reason)
+        if data:
+            with contextlib.suppress(ConnectionError):  # gone already: nothing to tell
+                await self._writer.send(data)
+
+    def close_nowait(self, code: int, reason: str) -> None:
+        """`close` for where we can't wait: the frame goes out only if there is room."""
+        data = self.take_close_frame(code, reason)
+        if data:
+            self._writer.send_nowait(data)
+
+    def take_close_frame(self, code: int, reason: str) -> bytes:
+        """`close`, but the Close frame is returned for the caller to write itself.
+
+        For when the writer's task is gone (the connection is being torn down). Empty
+        when a Close frame went out already.
+        """
+        if self._closing:
+            return b""
+        self._closing = True
+        return self._close_frame(code, reason)
+
+    def _close_frame(self, code: int, reason: str) -> bytes:
+        protocol = self._protocol
+        if protocol.state not in (ConnectionState.OPEN, ConnectionState.REMOTE_CLOSING):
+            return b""
+        self.our_close = (code, reason)
+        return protocol.send(CloseConnection(code=code, reason=reason))
+
+    async def _send_control(self, event: Event) -> None:
+        """A ping, pong or Close answer, through the writer (in order with the rest)."""
+        try:
+            data = self._protocol.send(event)
+        except LocalProtocolError:
+            return  # the connection is closing: no more control frames
+        with contextlib.suppress(ConnectionError):  # gone: the reader sees it too
+            await self._writer.send(data)
+
+    # ---------------------------------------------------------------- receiving
+
+    async def messages(self) -> AsyncGenerator[bytes, None]:
+        """Every text message, as UTF-8 bytes, until the connection ends or closes."""
+        while (message := await self.receive()) is not None:
+            yield message
+
+    async def receive(self) -> bytes | None:
+        """The next text message; None once the connection has ended or is closing."""
+        while not self._closing and not self._ended:
+            message = await self._step()
+            if message is not None:
+                return message
+        return None
+
+    async def drain(self) -> None:
+        """Read (and drop messages) until the connection ends: after our Close, the peer's."""
+        while not self._ended:
+            await self._step()
+
+    async def _step(self) -> bytes | None:
+        """Handle the next event, reading first if none is waiting; a message it completed."""
+        for event in self._events:
+            if type(event) is TextMessage:
+                message = self._text(event)
+                if message is None and self._size > self._max_size:
+                    await self._fail(CloseReason.MESSAGE_TOO_BIG, "message too big")
+                return message
+            await self._control(event)
+            return None
+        data = await self._read()
+        if not data:
+            self._end("the connection was lost")
+            return None
+        protocol = self._protocol
+        try:
+            protocol.receive_data(data)
+        except LocalProtocolError:  # (both Close frames are through: nothing to read)
+            self._end("the connection was closed")
+            return None
+        self._events = protocol.events()
+        return None
+
+    def _text(self, event: TextMessage) -> bytes | None:
+        """Add a text frame (or part of one); the whole message once it is complete."""
+        data = event.data.encode()
+        if event.message_finished and not self._parts:
+            if len(data) > self._max_size:
+                self._size = len(data)
+                return None
+            return data
+        self._size += len(data)
+        if self._size > self._max_size:
+            return None  # (the caller closes; what we held is dropped)
+        self._parts.append(data)
+        if not event.message_finished:
+            return None
+        message = b"".join(self._parts)
+        self._parts = []
+        self._size = 0
+        return message
+
+    async def _control(self, event: Event) -> None:
+        if isinstance(event, Ping):
+            await self._send_control(event.response())
+        elif isinstance(event, CloseConnection):
+            state = self._protocol.state
+            if state not in (ConnectionState.REMOTE_CLOSING, ConnectionState.CLOSED):
+                # Not the peer's Close: wsproto refusing a frame (a bad opcode, invalid
+                # UTF-8, a control frame too long...). Its code goes in our Close.
+                await self._fail(event.code, event.reason or "invalid frame")
+                return
+            self.peer_close = (event.code, (event.reason or "")[:CLOSE_REASON_SIZE])
+            if state is ConnectionState.REMOTE_CLOSING:
+                # "It MUST send a Close frame in response", echoing the code (§5.5.1).
+                self._closing = True
+                await self._send_control(event.response())
+            self._end()
+        elif isinstance(event, BytesMessage):
+            # JSON-RPC over WebSocket is text only (SEP-1288 draft: "a binary frame
+            # → close code 1003").
+            await self._fail(CloseReason.UNSUPPORTED_DATA, "binary frames are not accepted")
+        # A pong needs nothing: every byte read already counted as a sign of life.
+
+    async def _fail(self, code: int, reason: str) -> None:
+        """The peer broke a rule: our Close frame with ``code``; the messages end."""
+        self._parts = []
+        self._size = 0
+        await self.close(code, reason)
+
+    def _end(self, lost: str | None = None) -> None:
+        if not self._ended:
+            self._ended = True
+            if self.peer_close is None:
+                self.lost = lost
+            self._done.set()
+
+    async def _read(self) -> bytes:
+        """The next chunk from the socket; b"" when it ended or broke."""
+        self._reading = True
+        try:
+            data = bytes(await self._stream.receive_some(READ_SIZE))
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            data = b""
+        finally:
+            self._reading = False
+        self._last_read = trio.current_time()
+        return data
+
+    async def wait_ended(self) -> None:
+        """Wait until nothing more will be read (another task is reading)."""
+        await self._done.wait()
+
+    # ---------------------------------------------------------------- liveness
+
+    async def keep_alive(self, on_dead: Callable[[], object]) -> None:
+        """Ping the peer whenever it has been quiet for the ping interval.
+
+        When a ping goes unanswered (and nothing else arrives) for the pong timeout,
+        a Close frame with 1011 goes out if there is room, and ``on_dead`` is called
+        (to tear the connection down). Runs until cancelled.
+        """
+        interval, timeout = self._ping_interval, self._pong_timeout
+        pings = 0
+        while not self._ended:
+            await trio.sleep_until(self._last_read + interval)
+            if trio.current_time() < self._last_read + interval or self._closing:
+                continue  # the peer spoke meanwhile (or we are closing: see close_timeout)
+            pings += 1
+            sent_at = trio.current_time()
+            await self._send_control(Ping(payload=pings.to_bytes(4, "big")))
+            deadline = sent_at + timeout
+            while True:
+                await trio.sleep_until(deadline)
+                if self._last_read >= sent_at or self._ended:
+                    break  # alive (or gone by itself)
+                if not self._reading:
+                    deadline += timeout  # held back by backpressure: can't tell yet
+                    continue
+                self.lost = "the peer did not answer a ping in time"
+                self.close_nowait(CloseReason.INTERNAL_ERROR, "keepalive ping timeout")
+                self._end(self.lost)
+                on_dead()
+                return
+        await trio.sleep_forever()

@@ -1,0 +1,221 @@
+"""`serve_websocket`: MCP over WebSocket on a listener of its own.
+
+Each TCP connection starts as HTTP/1.1 (`transports._httpserver._connection`, with the
+handshake's own limits: its size, and `WebSocketLimits.handshake_timeout` to send it),
+whose only business is the opening handshake. In order, as on Streamable HTTP:
+
+1. ``Host``, then ``Origin`` (DNS-rebinding protection, `mcpcore.http.OriginPolicy`):
+   421 and 403, before anything else ("reject the handshake when Origin or Host is
+   invalid", CHECKLIST §14.5);
+2. the path: the WebSocket endpoint, or the RFC 9728 protected-resource metadata when
+   authorization is configured, else 404;
+3. the bearer token, when authorization is configured (401 and 403, with their
+   ``WWW-Authenticate`` challenge);
+4. anything but a ``GET`` asking for ``Upgrade: websocket`` gets 405 or 426;
+5. the upgrade itself (`transports._websocket._upgrade`).
+
+Past `WebSocketLimits.max_connections` connections a new one gets 503 and is closed. A
+connection that fails with an unexpected error is closed and reported; the server and
+its other connections go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import sys
+import time
+import traceback
+from collections.abc import Awaitable, Callable, Iterable
+from functools import partial
+from typing import Final
+
+import msgspec
+import trio
+
+from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
+from mcpcore.server import Server
+from transports._httpserver._auth import PROTECTED_RESOURCE_PATH, AuthFailure, BearerAuth
+from transports._httpserver._connection import HttpConnection
+from transports._httpserver._limits import HttpLimits
+from transports._httpserver._listener import REJECT_TIMEOUT, ErrorReporter
+from transports._httpserver._reply import JSON_HEADERS, Reply
+from transports._httpserver._request import HttpRequest
+from transports._serving import SECRET_SIZE
+from transports._websocket._limits import MAX_HANDSHAKE_SIZE, WebSocketLimits
+from transports._websocket._upgrade import WebSocketUpgrade, is_websocket_upgrade
+
+__all__ = ["DEFAULT_PATH", "serve_websocket"]
+
+#: The endpoint path (``ws://127.0.0.1:PORT/ws``), as the Python SDK 1.x examples use.
+DEFAULT_PATH: Final = "/ws"
+_FULL: Final = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+_ALLOW_GET: Final = [(b"allow", b"GET")]
+_UPGRADE_REQUIRED: Final = [(b"upgrade", b"websocket"), (b"connection", b"Upgrade")]
+
+
+def _print_error(error: BaseException) -> None:
+    traceback.print_exception(error, file=sys.stderr)
+
+
+async def serve_websocket(
+    server: Server,
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    path: str = DEFAULT_PATH,
+    allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS,
+    allowed_origins: Iterable[str] = (),
+    auth: BearerAuth | None = None,
+    limits: WebSocketLimits | None = None,
+    on_error: ErrorReporter | None = None,
+    task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``server`` over WebSocket at ``ws://host:port/path`` until cancelled.
+
+    One JSON-RPC message per text frame, subprotocol ``mcp``; both eras on each
+    connection, with stdio's semantics (see `transports._websocket._session`).
+    WebSocket is not part of the MCP specification (SEP-1288 is a draft); this is the
+    shape the TypeScript SDK v1 client and the Python SDK 1.x speak. On cancellation
+    every connection is closed with 1001 "going away".
+
+    Args:
+        server: What to serve. It gets a random key and the wall clock if it has none
+            (for its cursors and 2026-07-28 requestState, as the other servers do).
+        port: The TCP port (0: any free port; ``task_status.started`` reports it).
+        host: The address to bind (loopback by default: "servers SHOULD bind to
+            localhost when local").
+        path: The endpoint's path.
+        allowed_hosts: ``Host`` names served (any port), ``name:port``, or ``"*"``;
+            the loopback names by default (DNS-rebinding protection).
+        allowed_origins: ``Origin`` values served besides those on an allowed host.
+        auth: Require bearer tokens in the handshake (see `BearerAuth`).
+        limits: Sizes, counts and timeouts (`WebSocketLimits`).
+        on_error: Told about an unexpected error that ended a connection (default: the
+            traceback goes to stderr).
+        task_status: Started with the bound port once the server accepts connections.
+    """
+    server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
+    limits = limits or WebSocketLimits()
+    report = on_error or _print_error
+    handshake_limits = HttpLimits(
+        max_body_size=MAX_HANDSHAKE_SIZE,
+        max_header_size=MAX_HANDSHAKE_SIZE,
+        header_timeout=limits.handshake_timeout,
+        keepalive_timeout=limits.handshake_timeout,
+        write_timeout=limits.write_timeout,
+        max_connections=limits.max_connections,
+    )
+    application = HandshakeApplication(
+        path=path,
+        origins=OriginPolicy(allowed_hosts, allowed_origins),
+        auth=auth,
+        upgrade=WebSocketUpgrade(server, limits),
+    )
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    async with trio.open_nursery() as nursery:
+        open_connections = trio.Semaphore(limits.max_connections)
+
+        async def serve_one(stream: trio.SocketStream) -> None:
+            try:
+                await HttpConnection(stream, application, handshake_limits).serve()
+            except Exception as exc:
+                report(exc)
+            finally:
+                open_connections.release()
+
+        for listener in listeners:
+            nursery.start_soon(partial(_accept, listener, nursery, open_connections, serve_one))
+        task_status.started(listeners[0].socket.getsockname()[1])
+
+
+class HandshakeApplication:
+    """The HTTP side of `serve_websocket`: checks a handshake, then upgrades it.
+
+    Args:
+        path: The WebSocket endpoint's path.
+        origins: The hosts and origins served.
+        auth: Bearer-token authorization, or None.
+        upgrade: What takes an accepted handshake over.
+    """
+
+    def __init__(
+        self,
+        *,
+        path: str,
+        origins: OriginPolicy,
+        auth: BearerAuth | None,
+        upgrade: WebSocketUpgrade,
+    ) -> None:
+        self._path = path
+        self._origins = origins
+        self._auth = auth
+        self._upgrade = upgrade
+        self._metadata_paths = frozenset(
+            {PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + path.rstrip("/")}
+        )
+
+    async def __call__(self, request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
+        """Answer one request (see the module docstring for the order of the checks)."""
+        headers = request.headers
+        refusal = self._origins.refusal(headers.get("host"), headers.get("origin"))
+        if refusal is not None:
+            reason = "Misdirected Request: unknown Host" if refusal == 421 else "Forbidden: Origin"
+            await reply.refuse(refusal, reason)
+            return
+        if request.path != self._path:
+            if request.path in self._metadata_paths and self._auth is not None:
+                await self._metadata(request, reply, self._auth)
+            else:
+                await reply.refuse(404, "Not Found")
+            return
+        principal: str | None = None
+        if self._auth is not None:
+            checked = await self._auth.check(
+                headers.get("authorization"), headers.get("host", ""), self._path
+            )
+            if isinstance(checked, AuthFailure):
+                challenge = [(b"www-authenticate", checked.challenge.encode())]
+                await reply.refuse(checked.status, checked.message, headers=challenge)
+                return
+            principal = checked.subject
+        if request.method != "GET":
+            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_GET)
+        elif not is_websocket_upgrade(headers):
+            # "426 Upgrade Required ... MUST send an Upgrade header" (RFC 9110 §15.5.22).
+            await reply.refuse(426, "Upgrade Required: a WebSocket", headers=_UPGRADE_REQUIRED)
+        else:
+            await self._upgrade(request, reply, http, principal)
+
+    async def _metadata(self, request: HttpRequest, reply: Reply, auth: BearerAuth) -> None:
+        """RFC 9728 protected-resource metadata (public, no token needed)."""
+        if request.method != "GET":
+            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_GET)
+            return
+        document = auth.metadata(request.headers.get("host", ""), self._path)
+        await reply.respond(200, JSON_HEADERS, msgspec.json.encode(document))
+
+
+async def _accept(
+    listener: trio.SocketListener,
+    nursery: trio.Nursery,
+    open_connections: trio.Semaphore,
+    serve_one: Callable[[trio.SocketStream], Awaitable[None]],
+) -> None:
+    async with listener:
+        while True:
+            stream = await listener.accept()
+            try:
+                open_connections.acquire_nowait()
+            except trio.WouldBlock:
+                await _reject(stream)
+                continue
+            nursery.start_soon(serve_one, stream)
+
+
+async def _reject(stream: trio.SocketStream) -> None:
+    """Tell a connection past the cap that we are full, and close it."""
+    with trio.move_on_after(REJECT_TIMEOUT):
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            await stream.send_all(_FULL)
+    await stream.aclose()
