@@ -496,10 +496,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=3001)
     parser.add_argument("--host", default="127.0.0.1")
     arguments = parser.parse_args(argv)
-    if arguments.transport == "ws":
-        print("the ws transport is not built yet (issue 6)", file=sys.stderr)
-        return 2
     import trio
+
+    if arguments.transport == "ws":
+        from transports import serve_websocket
+
+        # Serves ws://HOST:PORT/ws (subprotocol "mcp"), both eras, until killed.
+        server = build_server(trio.sleep)
+        trio.run(partial(serve_websocket, server, host=arguments.host, port=arguments.port))
+        return 0
 
     if arguments.transport == "http":
         from transports import serve_http

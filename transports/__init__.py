@@ -46,6 +46,12 @@ from transports._httpserver import (
 from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
 from transports._stdio_client import StderrOption, StdioClient, open_stdio_client
 from transports._stdio_server import serve_stdio
+from transports._websocket import (
+    WebSocketClient,
+    WebSocketLimits,
+    open_websocket_client,
+    serve_websocket,
+)
 from transports._writer import MAX_QUEUED_MESSAGES
 from transports.client import Client
 
@@ -90,8 +96,12 @@ __all__ = [
     "StoredEvent",
     "Subscription",
     "TokenVerifier",
+    "WebSocketClient",
+    "WebSocketLimits",
     "open_http_client",
     "open_stdio_client",
+    "open_websocket_client",
     "serve_http",
     "serve_stdio",
+    "serve_websocket",
 ]

@@ -28,6 +28,8 @@ from transports._httpserver._limits import HttpLimits
 from transports._httpserver._router import Router
 from transports._httpserver._sessions import Call, call_key, run_call
 from transports._serving import SECRET_SIZE
+from transports._websocket._limits import WebSocketLimits
+from transports._websocket._upgrade import WebSocketUpgrade
 from transports._workers import WorkerPool
 
 __all__ = ["DEFAULT_PATH", "REJECT_TIMEOUT", "ErrorReporter", "serve_http"]
@@ -59,13 +61,16 @@ async def serve_http(
     event_store: EventStore | None = None,
     limits: HttpLimits | None = None,
     on_error: ErrorReporter | None = None,
+    websocket: WebSocketLimits | bool = True,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/path`` until cancelled.
 
     Both eras are served on the one endpoint, routed by each request's
     ``MCP-Protocol-Version`` header: 2026-07-28 statelessly; 2025-03-26 … 2025-11-25 as
-    sessions; 2024-11-05 clients over HTTP+SSE (a ``GET`` of the endpoint).
+    sessions; 2024-11-05 clients over HTTP+SSE (a ``GET`` of the endpoint). The endpoint
+    also accepts WebSocket upgrades (``ws://host:port/path``, as `serve_websocket`
+    serves them), checked for ``Host``, ``Origin`` and the token first like any request.
 
     Args:
         server: What to serve. It gets a random key and the wall clock if it has none
@@ -84,10 +89,16 @@ async def serve_http(
         limits: Sizes, counts and timeouts (`HttpLimits`).
         on_error: Told about an unexpected error that ended a connection (default: the
             traceback goes to stderr).
+        websocket: Accept WebSocket upgrades on the endpoint (with these limits, or
+            the defaults for True); False answers them as plain GETs (400).
         task_status: Started with the bound port once the server accepts connections.
     """
     server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
     limits = limits or HttpLimits()
+    upgrade = None
+    if websocket is not False:
+        ws_limits = websocket if isinstance(websocket, WebSocketLimits) else WebSocketLimits()
+        upgrade = WebSocketUpgrade(server, ws_limits)
     report = on_error or _print_error
     listeners = await trio.open_tcp_listeners(port, host=host)
     async with trio.open_nursery() as nursery:
@@ -101,6 +112,7 @@ async def serve_http(
             pool=pool,
             store=event_store or MemoryEventStore(),
             limits=limits,
+            websocket=upgrade,
         )
         nursery.start_soon(router.legacy.sessions.expire_forever)
         open_connections = trio.Semaphore(limits.max_connections)

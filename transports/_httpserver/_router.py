@@ -15,13 +15,16 @@ For every request, in order:
    HTTP+SSE connection. When the legacy eras are switched off, or the header names a
    modern revision, they get 405 ("a modern-only (S) SHOULD answer them with 405").
 
-An ``Upgrade`` request is where a WebSocket transport will plug in (a handler taking
-the connection over after a 101); until then it is served as the plain request it also
-is, which for a WebSocket handshake (a GET without a session) is a 400.
+A ``GET`` asking for ``Upgrade: websocket`` goes, once checked by steps 1-3, to the
+WebSocket handler when there is one (`transports._websocket._upgrade`: it answers 101
+and takes the connection over), whatever the era. Without one, or for any other
+``Upgrade``, it is served as the plain request it also is, which for a handshake (a GET
+without a session) is a 400.
 """
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Final
 
 import msgspec
@@ -41,7 +44,11 @@ from transports._httpserver._sessions import Call
 from transports._httpserver._sse2024 import SESSION_PARAMETER, Sse2024Endpoint
 from transports._workers import WorkerPool
 
-__all__ = ["Router"]
+__all__ = ["Router", "UpgradeHandler"]
+
+#: Takes a checked ``Upgrade: websocket`` request (and the bearer token's principal)
+#: over: answers it, and serves the connection until it ends.
+UpgradeHandler = Callable[[HttpRequest, Reply, HttpConnection, "str | None"], Awaitable[None]]
 
 _ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
 _ALLOW_MODERN: Final = [(b"allow", b"POST")]
@@ -60,6 +67,7 @@ class Router:
         pool: The workers running legacy requests.
         store: The event store of legacy streams.
         limits: The server's limits.
+        websocket: What takes WebSocket upgrades of the endpoint over, if any.
     """
 
     def __init__(
@@ -73,8 +81,10 @@ class Router:
         pool: WorkerPool[Call],
         store: EventStore,
         limits: HttpLimits,
+        websocket: UpgradeHandler | None = None,
     ) -> None:
         self._path = path
+        self._websocket = websocket
         self._origins = origins
         self._auth = auth
         self._legacy_on = legacy
@@ -113,6 +123,13 @@ class Router:
                 return
             principal = checked.subject
         method = request.method
+        if (
+            method == "GET"
+            and self._websocket is not None
+            and "websocket" in headers.get("upgrade", "").lower()
+        ):
+            await self._websocket(request, reply, http, principal)
+            return
         era = route_for(headers.get("mcp-protocol-version"))
         if method == "POST":
             if era is Era.MODERN or not self._legacy_on:

@@ -38,7 +38,6 @@ from mcpcore.server import Server
 from transports._httpserver._auth import PROTECTED_RESOURCE_PATH, AuthFailure, BearerAuth
 from transports._httpserver._connection import HttpConnection
 from transports._httpserver._limits import HttpLimits
-from transports._httpserver._listener import REJECT_TIMEOUT, ErrorReporter
 from transports._httpserver._reply import JSON_HEADERS, Reply
 from transports._httpserver._request import HttpRequest
 from transports._serving import SECRET_SIZE
@@ -49,9 +48,15 @@ __all__ = ["DEFAULT_PATH", "serve_websocket"]
 
 #: The endpoint path (``ws://127.0.0.1:PORT/ws``), as the Python SDK 1.x examples use.
 DEFAULT_PATH: Final = "/ws"
+#: Seconds spent telling a connection past the cap that we are full.
+REJECT_TIMEOUT: Final = 1.0
 _FULL: Final = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
 _ALLOW_GET: Final = [(b"allow", b"GET")]
 _UPGRADE_REQUIRED: Final = [(b"upgrade", b"websocket"), (b"connection", b"Upgrade")]
+
+
+#: Told about an unexpected error that ended one connection (as for `serve_http`).
+ErrorReporter = Callable[[BaseException], None]
 
 
 def _print_error(error: BaseException) -> None:
