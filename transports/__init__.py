@@ -1,7 +1,8 @@
 """Trio drivers for mcpcore: stdio, Streamable HTTP (h11) and WebSocket (wsproto).
 
 Needs the ``trio`` extra (``pip install 'mcpcore[trio]'``). The drivers only move
-bytes: every protocol decision is made by `mcpcore.Connection`.
+bytes: every protocol decision is made by `mcpcore.Connection`. `serve_folder` (the
+``mcpcore serve`` command) serves a folder's files over any of them.
 """
 
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
@@ -14,6 +15,15 @@ from transports._client_notifications import (
 )
 from transports._client_stream import MAX_SERVER_REQUESTS
 from transports._client_transport import ClientTransport
+from transports._folder import (
+    DEFAULT_MAX_FILE_SIZE,
+    MAX_LISTED_FILES,
+    Folder,
+    FolderTransport,
+    build_folder_server,
+    serve_folder,
+    watch_folder,
+)
 from transports._httpclient import (
     CONNECT_TIMEOUT,
     MAX_CLIENT_CONNECTIONS,
@@ -58,6 +68,7 @@ from transports.client import Client
 __all__ = [
     "BODY_TIMEOUT",
     "CONNECT_TIMEOUT",
+    "DEFAULT_MAX_FILE_SIZE",
     "DEFAULT_TIMEOUT",
     "HEADER_TIMEOUT",
     "KEEPALIVE_TIMEOUT",
@@ -68,6 +79,7 @@ __all__ = [
     "MAX_HEADER_COUNT",
     "MAX_HEADER_SIZE",
     "MAX_IDLE_CONNECTIONS",
+    "MAX_LISTED_FILES",
     "MAX_LISTEN_BACKLOG",
     "MAX_QUEUED_MESSAGES",
     "MAX_QUEUED_NOTIFICATIONS",
@@ -82,6 +94,8 @@ __all__ = [
     "ClientTransport",
     "ConnectionClosedError",
     "EventStore",
+    "Folder",
+    "FolderTransport",
     "HttpAuth",
     "HttpClient",
     "HttpLimits",
@@ -98,10 +112,13 @@ __all__ = [
     "TokenVerifier",
     "WebSocketClient",
     "WebSocketLimits",
+    "build_folder_server",
     "open_http_client",
     "open_stdio_client",
     "open_websocket_client",
+    "serve_folder",
     "serve_http",
     "serve_stdio",
     "serve_websocket",
+    "watch_folder",
 ]

@@ -1,10 +1,8 @@
 """The ``mcpcore`` command.
 
-    mcpcore --help
-    mcpcore --version
-
-Subcommands arrive with the issues that build them (``mcpcore serve``, the directory
-resource server, is issue 8).
+mcpcore --help
+mcpcore --version
+mcpcore serve [PATH]        # a folder's files, to any MCP client (see serve --help)
 """
 
 from __future__ import annotations
@@ -13,6 +11,8 @@ import argparse
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+
+from transports._folder._command import add_serve_command, run_serve_command
 
 __all__ = ["main"]
 
@@ -31,7 +31,8 @@ def parser() -> argparse.ArgumentParser:
         description="mcpcore: a fast, sans-IO Model Context Protocol implementation.",
     )
     command.add_argument("--version", action="version", version=f"mcpcore {_version()}")
-    command.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    commands = command.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    add_serve_command(commands)
     return command
 
 
@@ -41,7 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments.command is None:
         parser().print_help(sys.stderr)
         return 2
-    return 0  # (no subcommand exists yet: argparse refuses any name)
+    # argparse refuses any other name.
+    assert arguments.command == "serve"
+    return run_serve_command(arguments)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,134 @@
+"""The folder's listing: a snapshot of its files, as ``resources/list`` publishes them.
+
+A scan walks the folder (`TreeWalk`) in a worker thread and builds the whole listing at
+once; the server lists the snapshot it holds, so a ``resources/list`` page costs no file
+system call, and pagination cursors (positions, sealed by the `Server`) keep meaning
+the same thing until the folder changes. The watcher rescans after each burst of
+changes and says whether the set of files changed.
+
+The listing is bounded (`MAX_LISTED_FILES`): a client pages through it in at most a
+hundred pages of the default size. Files past it, in the walk's order, are neither
+listed nor completed, but can still be read by URI and found by the tools.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from typing import Final
+
+from mcpcore import types
+from transports._folder._content import mime_type_of
+from transports._folder._opening import FoundFile, Root, TreeWalk
+from transports._folder._uris import file_uri
+
+__all__ = ["MAX_COMPLETIONS", "MAX_LISTED_FILES", "Catalog", "Snapshot"]
+
+#: Files listed by resources/list, at most: 100 pages of 100 (the default page size).
+MAX_LISTED_FILES: Final = 10_000
+#: Completion values offered (the protocol's own maximum per answer).
+MAX_COMPLETIONS: Final = 100
+
+
+class Snapshot:
+    """The files of one scan, in order, with the resources that list them.
+
+    Attributes:
+        files: The files found, in the walk's order.
+        resources: Their listings.
+        truncated: Whether the folder holds more than was listed.
+    """
+
+    __slots__ = ("_uris", "files", "resources", "truncated")
+
+    def __init__(self, root_uri: str, found: Sequence[FoundFile], truncated: bool) -> None:
+        self.files = tuple(found)
+        self.resources = tuple(_resource(root_uri, file) for file in self.files)
+        self._uris = frozenset(resource.uri for resource in self.resources)
+        self.truncated = truncated
+
+    def same_files(self, other: Snapshot) -> bool:
+        """Whether both list exactly the same URIs (sizes and times aside)."""
+        return self._uris == other._uris
+
+
+class Catalog:
+    """The listing of one folder, kept as the latest `Snapshot`."""
+
+    __slots__ = ("_max_files", "_root", "_root_uri", "snapshot")
+
+    def __init__(self, root: Root, root_uri: str, *, max_files: int = MAX_LISTED_FILES) -> None:
+        self._root = root
+        self._root_uri = root_uri
+        self._max_files = max_files
+        self.snapshot = Snapshot(root_uri, (), False)
+
+    def scan(self) -> Snapshot:
+        """Walk the folder and build a snapshot (blocks: run it in a thread)."""
+        walk = TreeWalk(self._root)
+        found: list[FoundFile] = []
+        truncated = False
+        for file in walk.files():
+            if len(found) == self._max_files:
+                truncated = True
+                break
+            found.append(file)
+        return Snapshot(self._root_uri, found, truncated or walk.truncated)
+
+    def replace(self, snapshot: Snapshot) -> bool:
+        """Hold ``snapshot`` from now on; whether the set of files changed."""
+        changed = not snapshot.same_files(self.snapshot)
+        self.snapshot = snapshot
+        return changed
+
+    def resources(self) -> Sequence[types.Resource]:
+        """What resources/list publishes (see `ResourceRegistry.add_listing`)."""
+        return self.snapshot.resources
+
+    def complete(self, typed: str) -> types.Completion:
+        """Completions of a path relative to the folder, one segment at a time.
+
+        ``"sr"`` offers ``"src/"`` (and ``"srv.py"``...), ``"src/"`` the names in it:
+        the way a shell completes paths, so that a folder of many files is browsed
+        rather than dumped.
+        """
+        offered: dict[str, None] = {}
+        for file in self.snapshot.files:
+            path = "/".join(file.parts)
+            if not path.startswith(typed):
+                continue
+            rest = path[len(typed) :]
+            slash = rest.find("/")
+            offered[path if slash < 0 else typed + rest[: slash + 1]] = None
+        values = list(offered)
+        return types.Completion(
+            values=values[:MAX_COMPLETIONS],
+            total=len(values),
+            has_more=len(values) > MAX_COMPLETIONS,
+        )
+
+    def complete_absolute(self, typed: str) -> types.Completion:
+        """Completions of an absolute path without its leading ``/`` (``file:///{+path}``).
+
+        Until the folder's own path is typed, that path is the one completion; then the
+        files inside it complete as in `complete`.
+        """
+        own = "".join(f"{part}/" for part in self._root.parts)
+        if typed.startswith(own):
+            inside = self.complete(typed[len(own) :])
+            inside.values = [own + value for value in inside.values]
+            return inside
+        values = [own] if own.startswith(typed) else []
+        return types.Completion(values=values, total=len(values), has_more=False)
+
+
+def _resource(root_uri: str, file: FoundFile) -> types.Resource:
+    modified = datetime.datetime.fromtimestamp(file.mtime, tz=datetime.timezone.utc)
+    return types.Resource(
+        uri=file_uri(root_uri, file.parts),
+        name="/".join(file.parts),
+        title=file.parts[-1],
+        mime_type=mime_type_of(file.parts[-1]) or types.UNSET,
+        size=file.size,
+        annotations=types.Annotations(last_modified=modified.strftime("%Y-%m-%dT%H:%M:%SZ")),
+    )

@@ -1,0 +1,181 @@
+"""``mcpcore serve``: the command line of the folder server.
+
+    mcpcore serve [PATH] [--transport stdio|http|ws] [--host 127.0.0.1] [--port 8000]
+                  [--include-hidden] [--max-file-size 10MiB] [--no-watch] [--verbose]
+
+With no ``--transport`` it serves Streamable HTTP on this machine and prints the URL, and
+how to connect a client, on stdout. Logs go to stderr, always: over stdio, stdout
+belongs to the protocol.
+"""
+
+from __future__ import annotations
+
+import argparse
+import errno
+import logging
+import re
+import sys
+from functools import partial
+from typing import Any, Final, TextIO
+
+import trio
+
+from transports._folder._folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
+from transports._folder._run import DEFAULT_HOST, DEFAULT_PORT, serve_folder
+
+__all__ = ["EXAMPLES", "add_serve_command", "parse_size", "run_serve_command"]
+
+EXAMPLES: Final = """\
+examples:
+  mcpcore serve                          this folder, at http://127.0.0.1:8000/mcp
+  mcpcore serve ~/notes --port 3001      another folder, another port
+  mcpcore serve . --transport stdio      for a client that starts its servers itself
+  mcpcore serve . --max-file-size 50MiB  read larger files
+
+connect a client:
+  npx @modelcontextprotocol/inspector    then Streamable HTTP, and the URL printed
+  npx @modelcontextprotocol/inspector mcpcore serve . --transport stdio
+"""
+_UNITS: Final = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2}
+_UNITS_MORE: Final = {"mb": 1000**2, "mib": 1 << 20, "g": 1000**3, "gb": 1000**3, "gib": 1 << 30}
+_SIZE: Final = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*")
+_log = logging.getLogger("mcpcore.serve")
+
+
+def parse_size(text: str) -> int:
+    """A size in bytes from ``10MiB``, ``512k``, ``1.5GB`` or ``1000000``."""
+    match = _SIZE.fullmatch(text)
+    scale = None if match is None else {**_UNITS, **_UNITS_MORE}.get(match.group(2).lower())
+    if match is None or scale is None:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (say 10MiB, 512KiB, 1000000)")
+    size = int(float(match.group(1)) * scale)
+    if size < 1:
+        raise argparse.ArgumentTypeError("the size must be at least 1 byte")
+    return size
+
+
+def add_serve_command(commands: Any) -> None:
+    """Add ``serve`` to the subcommands of ``mcpcore`` (an argparse subparsers object)."""
+    serve = commands.add_parser(
+        "serve",
+        help="serve a folder's files to MCP clients, read-only",
+        description=(
+            "Serve the files of a folder to any MCP client, read-only: every file as a\n"
+            "resource, change notifications as files change, the tools search_files and\n"
+            "grep, and the prompt summarize_file. Hidden files are left out."
+        ),
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    serve.add_argument(
+        "path", nargs="?", default=".", help="the folder to serve (default: this folder)"
+    )
+    serve.add_argument(
+        "--transport",
+        choices=["stdio", "http", "ws"],
+        default="http",
+        help="http: Streamable HTTP at /mcp (the default); stdio: on stdin and stdout; "
+        "ws: WebSocket",
+    )
+    serve.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})"
+    )
+    serve.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"the port to listen on (default {DEFAULT_PORT}; 0: any free port)",
+    )
+    serve.add_argument(
+        "--include-hidden", action="store_true", help="serve dot files and dot folders too"
+    )
+    serve.add_argument(
+        "--max-file-size",
+        type=parse_size,
+        default=DEFAULT_MAX_FILE_SIZE,
+        metavar="SIZE",
+        help=f"the largest file read (default {human_size(DEFAULT_MAX_FILE_SIZE)})",
+    )
+    serve.add_argument(
+        "--no-watch", action="store_true", help="don't watch for changes (no notifications)"
+    )
+    serve.add_argument("-v", "--verbose", action="store_true", help="log more")
+
+
+def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """Run ``mcpcore serve``; returns the exit status.
+
+    Args:
+        arguments: What `add_serve_command`'s parser parsed.
+        out: Where the URL and the hint go (stdout by default).
+    """
+    logging.basicConfig(
+        level=logging.DEBUG if arguments.verbose else logging.INFO,
+        stream=sys.stderr,
+        format="mcpcore serve: %(message)s",
+    )
+    try:
+        folder = Folder(
+            arguments.path,
+            include_hidden=arguments.include_hidden,
+            max_file_size=arguments.max_file_size,
+        )
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        _log.error("can't serve %s: %s", arguments.path, reason)
+        return 2
+    listed = folder.catalog.snapshot
+    more = " (and more, not listed)" if listed.truncated else ""
+    _log.info("serving %d files of %s%s", len(listed.files), folder.path, more)
+    try:
+        trio.run(partial(_serve, folder, arguments, out or sys.stdout))
+    except KeyboardInterrupt:
+        _log.info("stopped")
+        return 0
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            _log.error("port %d is already in use: pick another with --port", arguments.port)
+        else:
+            _log.error("can't listen on %s port %d: %s", arguments.host, arguments.port, exc)
+        return 1
+    return 0
+
+
+async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> None:
+    try:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(
+                partial(
+                    serve_folder,
+                    folder,
+                    transport=arguments.transport,
+                    host=arguments.host,
+                    port=arguments.port,
+                    watch=not arguments.no_watch,
+                )
+            )
+            if url is not None:
+                print(f"Serving {folder.path} at {url}", file=out)
+                print(_hint(url), file=out, flush=True)
+    except BaseException as exc:
+        _raise_sole(exc)
+
+
+def _hint(url: str) -> str:
+    if url.startswith("ws"):
+        return f"Connect a WebSocket MCP client to {url}; stop with Ctrl+C."
+    return (
+        f"Connect a client: npx @modelcontextprotocol/inspector (Streamable HTTP, {url}); "
+        "stop with Ctrl+C."
+    )
+
+
+def _raise_sole(exc: BaseException) -> None:
+    """Raise the one exception in a group of one (trio wraps what leaves a nursery)."""
+    sole = exc
+    while True:
+        inner: Any = getattr(sole, "exceptions", None)
+        if not (isinstance(inner, tuple) and len(inner) == 1):
+            break
+        sole = inner[0]
+    raise sole from None

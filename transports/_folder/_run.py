@@ -1,0 +1,101 @@
+"""`serve_folder`: serve a folder over stdio, Streamable HTTP or WebSocket, watched.
+
+The watcher starts first, so that once the transport is up no change goes unannounced;
+both stop together. Handler failures are logged (to the ``mcpcore.serve`` logger) and
+never shown to the client.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from functools import partial
+from typing import Any, Final, Literal
+
+import trio
+
+from mcpcore.http import DEFAULT_ALLOWED_HOSTS
+from mcpcore.server import Context
+from transports._folder._build import build_folder_server
+from transports._folder._folder import Folder
+from transports._folder._watch import watch_folder
+from transports._httpserver import serve_http
+from transports._stdio_server import serve_stdio
+from transports._websocket import serve_websocket
+from transports._websocket._listener import DEFAULT_PATH as WEBSOCKET_PATH
+
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "FolderTransport", "serve_folder"]
+
+#: Where HTTP and WebSocket listen unless told otherwise: this machine only.
+DEFAULT_HOST: Final = "127.0.0.1"
+#: The port unless told otherwise.
+DEFAULT_PORT: Final = 8000
+FolderTransport = Literal["stdio", "http", "ws"]
+_WILDCARDS: Final = frozenset({"", "0.0.0.0", "::"})
+
+_log = logging.getLogger("mcpcore.serve")
+
+
+async def serve_folder(
+    folder: Folder,
+    *,
+    transport: FolderTransport = "http",
+    host: str = DEFAULT_HOST,
+    port: int = DEFAULT_PORT,
+    watch: bool = True,
+    task_status: trio.TaskStatus[str | None] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``folder`` (see `build_folder_server`), watching it for changes.
+
+    Over stdio it serves until stdin ends; over HTTP and WebSocket until cancelled.
+
+    Args:
+        folder: What to serve.
+        transport: ``"stdio"``, ``"http"`` (Streamable HTTP, every era, at ``/mcp``,
+            which takes WebSocket upgrades too) or ``"ws"`` (WebSocket only, at ``/ws``).
+        host: The address HTTP and WebSocket bind.
+        port: Their port (0: any free one).
+        watch: Watch the folder and send change notifications.
+        task_status: Started with the URL clients connect to (None for stdio), once
+            the folder is watched and the transport accepts connections.
+
+    Raises:
+        OSError: The address can't be bound (a port in use...).
+    """
+    server = build_folder_server(folder, on_error=_log_failure)
+    async with trio.open_nursery() as nursery:
+        if watch:
+            await nursery.start(watch_folder, folder, server)
+        if transport == "stdio":
+            task_status.started(None)
+            await serve_stdio(server)
+            nursery.cancel_scope.cancel()
+            return
+        allowed = (*DEFAULT_ALLOWED_HOSTS, host) if _named(host) else DEFAULT_ALLOWED_HOSTS
+        if transport == "http":
+            serve: Any = partial(serve_http, server, host=host, port=port, allowed_hosts=allowed)
+            bound = await nursery.start(serve)
+            task_status.started(f"http://{_url_host(host)}:{bound}/mcp")
+            return
+        serve = partial(serve_websocket, server, host=host, port=port, allowed_hosts=allowed)
+        bound = await nursery.start(serve)
+        task_status.started(f"ws://{_url_host(host)}:{bound}{WEBSOCKET_PATH}")
+
+
+def _named(host: str) -> bool:
+    """Whether ``host`` is a specific address or name (so ``Host`` headers may carry it)."""
+    return host not in _WILDCARDS and host not in DEFAULT_ALLOWED_HOSTS
+
+
+def _url_host(host: str) -> str:
+    if host in _WILDCARDS:
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host  # a name
+    return f"[{address}]" if address.version == 6 else str(address)
+
+
+def _log_failure(error: BaseException, context: Context) -> None:
+    _log.error("%s failed", context.method, exc_info=error)
