@@ -42,6 +42,7 @@ from wsproto.events import (
     CloseConnection,
     Event,
     Ping,
+    Pong,
     TextMessage,
 )
 from wsproto.frame_protocol import CloseReason
@@ -92,6 +93,7 @@ class WebSocketChannel:
         our_close: The code and reason of the Close frame we sent first, if we did
             (not the echo of the peer's).
         lost: Why the connection ended without a Close frame from the peer, if it did.
+        dead: The peer stopped answering pings (see `keep_alive`).
     """
 
     def __init__(
@@ -116,9 +118,11 @@ class WebSocketChannel:
         self._done = trio.Event()  # set when _ended is
         self._reading = False  # waiting for the socket (not held back by backpressure)
         self._last_read = trio.current_time()
+        self._ponged = trio.Event()  # set by the pong answering our last ping
         self.peer_close: tuple[int, str] | None = None
         self.our_close: tuple[int, str] | None = None
         self.lost: str | None = None
+        self.dead = False
 
     # ------------------------------------------------------------------ state
 
@@ -158,12 +162,6 @@ class WebSocketChannel:
         if data:
             with contextlib.suppress(ConnectionError):  # gone already: nothing to tell
                 await self._writer.send(data)
-
-    def close_nowait(self, code: int, reason: str) -> None:
-        """`close` for where we can't wait: the frame goes out only if there is room."""
-        data = self.take_close_frame(code, reason)
-        if data:
-            self._writer.send_nowait(data)
 
     def take_close_frame(self, code: int, reason: str) -> bytes:
         """`close`, but the Close frame is returned for the caller to write itself.
@@ -274,7 +272,8 @@ class WebSocketChannel:
             # JSON-RPC over WebSocket is text only (SEP-1288 draft: "a binary frame
             # → close code 1003").
             await self._fail(CloseReason.UNSUPPORTED_DATA, "binary frames are not accepted")
-        # A pong needs nothing: every byte read already counted as a sign of life.
+        elif isinstance(event, Pong):
+            self._ponged.set()  # (every byte read counts as a sign of life; this wakes the pinger)
 
     async def _fail(self, code: int, reason: str) -> None:
         """The peer broke a rule: our Close frame with ``code``; the messages end."""
@@ -311,8 +310,9 @@ class WebSocketChannel:
         """Ping the peer whenever it has been quiet for the ping interval.
 
         When a ping goes unanswered (and nothing else arrives) for the pong timeout,
-        a Close frame with 1011 goes out if there is room, and ``on_dead`` is called
-        (to tear the connection down). Runs until cancelled.
+        the peer is taken for dead (`dead`), the messages end, and ``on_dead`` is
+        called to tear the connection down (whoever does may still write a Close frame
+        with 1011, `take_close_frame`, bounded). Runs until cancelled.
         """
         interval, timeout = self._ping_interval, self._pong_timeout
         pings = 0
@@ -322,18 +322,19 @@ class WebSocketChannel:
                 continue  # the peer spoke meanwhile (or we are closing: see close_timeout)
             pings += 1
             sent_at = trio.current_time()
+            self._ponged = trio.Event()
             await self._send_control(Ping(payload=pings.to_bytes(4, "big")))
             deadline = sent_at + timeout
             while True:
-                await trio.sleep_until(deadline)
+                with trio.move_on_at(deadline):
+                    await self._ponged.wait()
                 if self._last_read >= sent_at or self._ended:
                     break  # alive (or gone by itself)
                 if not self._reading:
                     deadline += timeout  # held back by backpressure: can't tell yet
                     continue
-                self.lost = "the peer did not answer a ping in time"
-                self.close_nowait(CloseReason.INTERNAL_ERROR, "keepalive ping timeout")
-                self._end(self.lost)
+                self.dead = True
+                self._end("the peer did not answer a ping in time")
                 on_dead()
                 return
         await trio.sleep_forever()

@@ -75,17 +75,23 @@ async def serve_channel(
             await writer.aclose(flush_timeout=limits.close_timeout)
             nursery.cancel_scope.cancel()
     finally:
-        if not channel.closing and not channel.ended:
-            # Cancelled from outside (the server is shutting down): "going away".
-            await _say_goodbye(stream, channel, limits)
+        if channel.dead:
+            await _say_goodbye(stream, channel, CloseReason.INTERNAL_ERROR, "ping timeout", limits)
+        elif not channel.closing and not channel.ended:
+            # Cancelled from outside: the server is shutting down.
+            await _say_goodbye(stream, channel, CloseReason.GOING_AWAY, "going away", limits)
 
 
 async def _say_goodbye(
-    stream: trio.abc.Stream, channel: WebSocketChannel, limits: WebSocketLimits
+    stream: trio.abc.Stream,
+    channel: WebSocketChannel,
+    code: int,
+    reason: str,
+    limits: WebSocketLimits,
 ) -> None:
     """A Close frame written directly (the writer's task is gone), bounded, shielded."""
     with trio.CancelScope(shield=True), trio.move_on_after(limits.close_timeout):
-        data = channel.take_close_frame(CloseReason.GOING_AWAY, "the server is shutting down")
+        data = channel.take_close_frame(code, reason)
         if data:
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 await stream.send_all(data)
