@@ -41,6 +41,7 @@ __all__ = [
     "TRAVERSALS",
     "Recorder",
     "make_tree",
+    "read_line",
     "serve_subprocess",
     "traversal_uris",
 ]
@@ -136,7 +137,7 @@ def serve_subprocess(root: Path, *arguments: str) -> Iterator[str]:
     )
     try:
         assert process.stdout is not None
-        line = _first_line(process, process.stdout)
+        line = read_line(process, process.stdout)
         prefix = f"Serving {root.resolve()} at "
         assert line.startswith(prefix), line
         yield line[len(prefix) :].strip()
@@ -145,7 +146,8 @@ def serve_subprocess(root: Path, *arguments: str) -> Iterator[str]:
         process.communicate(timeout=START_TIMEOUT)
 
 
-def _first_line(process: subprocess.Popen[str], stream: Any) -> str:
+def read_line(process: subprocess.Popen[str], stream: Any) -> str:
+    """The next line ``process`` writes to ``stream``, within `START_TIMEOUT`."""
     deadline = time.monotonic() + START_TIMEOUT
     with selectors.DefaultSelector() as selector:
         selector.register(stream, selectors.EVENT_READ)
