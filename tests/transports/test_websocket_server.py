@@ -11,7 +11,6 @@ by hand (`tests.transports.ws_raw`), or our own client where the test is about M
 from __future__ import annotations
 
 import json
-from functools import partial
 from typing import Any
 
 import pytest
@@ -28,6 +27,7 @@ from tests.transports.ws_raw import (
     INITIALIZE,
     RawWebSocket,
     RefusedError,
+    StoppableServer,
     legacy_request,
     modern_request,
     running_ws,
@@ -37,7 +37,6 @@ from transports import (
     Principal,
     WebSocketLimits,
     open_websocket_client,
-    serve_websocket,
 )
 
 SIMPLE_TEXT = "This is a simple text response for testing."
@@ -355,15 +354,18 @@ async def test_the_close_handshake_is_answered_with_the_same_code_then_tcp_close
 
 @trio_test
 async def test_shutting_the_server_down_closes_connections_with_1001() -> None:
-    server, _ = build_test_server()
+    server, record = build_test_server()
+    stoppable = StoppableServer(server)
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(partial(serve_websocket, server, port=0))
+        port = await nursery.start(stoppable.run)
         async with await RawWebSocket.connect(port) as ws:
-            await ping_answered(ws)
-            nursery.cancel_scope.cancel()
+            await ws.send_json(modern_request(1, "tools/call", {"name": "wait_forever"}))
+            await record["started"].wait()
+            stoppable.stop()
             close = await ws.expect_close()
             assert close.code == CloseReason.GOING_AWAY
             await ws.expect_eof()
+        assert record["cancelled"].is_set()
 
 
 # ------------------------------------------------------------------ MCP semantics

@@ -12,7 +12,7 @@ the client here is wsproto and a socket, nothing else: no MCP, no runtime.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import Any, Final
@@ -41,8 +41,10 @@ __all__ = [
     "READ_TIMEOUT",
     "RawWebSocket",
     "RefusedError",
+    "StoppableServer",
     "legacy_request",
     "modern_request",
+    "raw_ws_server",
     "running_ws",
 ]
 
@@ -90,6 +92,41 @@ async def running_ws(server: Server, **options: Any) -> AsyncIterator[int]:
         yield port
         nursery.cancel_scope.cancel()
     assert not errors, errors
+
+
+@asynccontextmanager
+async def raw_ws_server(
+    handler: Callable[[RawWebSocket], Awaitable[None]], *, subprotocol: str | None = "mcp"
+) -> AsyncIterator[int]:
+    """A WebSocket server by hand on a free port: ``handler`` gets each connection."""
+
+    async def serve(stream: trio.SocketStream) -> None:
+        async with stream:
+            ws = await RawWebSocket.accept(stream, subprotocol)
+            await handler(ws)
+
+    async with trio.open_nursery() as nursery:
+        listeners = await nursery.start(partial(trio.serve_tcp, serve, 0, host="127.0.0.1"))
+        yield listeners[0].socket.getsockname()[1]
+        nursery.cancel_scope.cancel()
+
+
+class StoppableServer:
+    """`serve_websocket` in a cancel scope of its own, so that a test can stop it alone."""
+
+    def __init__(self, server: Server, **options: Any) -> None:
+        self.scope = trio.CancelScope()
+        self._server = server
+        self._options = options
+
+    async def run(self, *, task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED) -> None:
+        """Serve until `stop` (for ``nursery.start``, which gives the port)."""
+        with self.scope:
+            await serve_websocket(self._server, port=0, task_status=task_status, **self._options)
+
+    def stop(self) -> None:
+        """Shut the server down (as cancelling it does)."""
+        self.scope.cancel()
 
 
 class RefusedError(Exception):
@@ -162,6 +199,21 @@ class RawWebSocket:
                         await stream.aclose()
                         fields = {k.decode().lower(): v.decode() for k, v in refusal.headers}
                         raise RefusedError(refusal.status_code, fields, body)
+
+    @classmethod
+    async def accept(cls, stream: trio.SocketStream, subprotocol: str | None) -> RawWebSocket:
+        """The server's side: read a handshake, accept it selecting ``subprotocol``."""
+        ws = WSConnection(ConnectionType.SERVER)
+        with trio.fail_after(READ_TIMEOUT):
+            while True:
+                data = await stream.receive_some(65536)
+                if not data:
+                    raise EOFError("the client left during the handshake")
+                ws.receive_data(data)
+                for event in ws.events():
+                    if isinstance(event, Request):
+                        await stream.send_all(ws.send(AcceptConnection(subprotocol=subprotocol)))
+                        return cls(stream, ws, subprotocol)
 
     async def __aenter__(self) -> RawWebSocket:
         return self

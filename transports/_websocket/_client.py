@@ -17,6 +17,7 @@ the server's (`WebSocketLimits.close_timeout`), and closes the connection.
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
@@ -229,6 +230,8 @@ class _WebSocketTransport:
         )
         self._closing = False
         self._closed = trio.Event()
+        self._writing = True  # the writer's task runs
+        self._reader_done = trio.Event()
 
     # The ClientTransport methods are the driver's own.
 
@@ -270,21 +273,27 @@ class _WebSocketTransport:
     # ----------------------------------------------------------------- tasks
 
     async def _write(self) -> None:
-        await self._writer.run()
+        try:
+            await self._writer.run()
+        finally:
+            self._writing = False
         if self._writer.failure is not None:
             self._lost(f"writing to the server failed ({self._writer.failure!r})")
 
     async def _read(self) -> None:
         channel = self.channel
-        async with aclosing(channel.messages()) as messages:
-            await self.driver.read(messages)
-        if not channel.ended and not channel.closing:
-            # The driver gave up on the server (it broke the protocol): say so, and
-            # read on only to see its Close.
-            await channel.close(CloseReason.POLICY_VIOLATION, "invalid JSON-RPC")
-        with trio.move_on_after(self._close_timeout):
-            await channel.drain()
-        self._lost(channel.describe_end("the server"))
+        try:
+            async with aclosing(channel.messages()) as messages:
+                await self.driver.read(messages)
+            if not channel.ended and not channel.closing:
+                # The driver gave up on the server (it broke the protocol): say so, and
+                # read on only to see its Close.
+                await channel.close(CloseReason.POLICY_VIOLATION, "invalid JSON-RPC")
+            with trio.move_on_after(self._close_timeout):
+                await channel.drain()
+            self._lost(channel.describe_end("the server"))
+        finally:
+            self._reader_done.set()
 
     def _dead(self) -> None:
         """The server stopped answering pings: fail everything, drop the connection."""
@@ -297,18 +306,36 @@ class _WebSocketTransport:
     # ----------------------------------------------------------------- closing
 
     async def aclose(self) -> None:
-        """Fail pending calls, close the WebSocket (1000), stop the tasks."""
+        """Fail pending calls, close the WebSocket (1000), stop the tasks.
+
+        What is queued is flushed and the writer stopped; then our Close frame is
+        written directly (so it goes out even when the client's tasks were cancelled
+        with it), and the server's awaited, by the reader or, if the reader's task is
+        gone too, here: each step within `WebSocketLimits.close_timeout`.
+        """
         with trio.CancelScope(shield=True):
             if self._closing:
                 await self._closed.wait()
                 return
             self._closing = True
+            channel = self.channel
             try:
                 self.driver.fail(ConnectionClosedError("the client closed the connection"))
-                await self.channel.close(CloseReason.NORMAL_CLOSURE)
-                with trio.move_on_after(self._close_timeout):
-                    await self.channel.wait_ended()
                 await self._writer.aclose(flush_timeout=self._close_timeout)
+                close = channel.take_close_frame(CloseReason.NORMAL_CLOSURE, "")
+                if close and not self._writing:  # (else a write is stuck: give up on it)
+                    await self._write_directly(close)
+                with trio.move_on_after(self._close_timeout):
+                    await self._reader_done.wait()
+                    await channel.drain()  # (returns at once unless the reader was cancelled)
             finally:
                 self._nursery.cancel_scope.cancel()
                 self._closed.set()
+
+    async def _write_directly(self, data: bytes) -> None:
+        """Bytes written without the writer, whose task is gone (bounded, errors ignored)."""
+        with (
+            trio.move_on_after(self._close_timeout),
+            contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError),
+        ):
+            await self._stream.send_all(data)
