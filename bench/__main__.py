@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import codec, dispatch, importtime, roundtrip, stdio, streamable_http
+from bench import codec, dispatch, importtime, roundtrip, stdio, streamable_http, websocket
 from bench._environment import describe
 from bench._harness import Settings
 from bench._layer import Context, Layer
@@ -31,6 +31,7 @@ LAYERS: tuple[Layer, ...] = (
     dispatch.LAYER,
     stdio.LAYER,
     streamable_http.LAYER,
+    websocket.LAYER,
     importtime.LAYER,
 )
 

@@ -1,0 +1,188 @@
+"""The raw WebSocket ceiling: a bare wsproto + trio JSON echo, no MCP at all.
+
+The server accepts WebSocket handshakes (wsproto, subprotocol ``mcp``) and answers every
+text message with ``{"jsonrpc":"2.0","id":<the request's id>,"result":RESULT}``, msgspec
+both ways; the answers to one read go out in one write. The client sends the very JSON
+text mcpcore's client sends in that era (the id changed each time) as one text frame
+through wsproto (masked, as a client must), and reads the answer through wsproto: one
+call at a time it writes and reads the socket itself; with many in flight a reader task
+routes the answers by id and a writer task joins the waiting frames into one write.
+
+It is what any MCP-over-WebSocket peer on wsproto and trio must at least pay per call:
+the TCP round trip through loopback, wsproto's framing (and masking) on both sides, one
+JSON decode and encode each way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import msgspec
+import trio
+from wsproto import ConnectionType, WSConnection
+from wsproto.events import (
+    AcceptConnection,
+    CloseConnection,
+    Message,
+    Ping,
+    Request,
+    TextMessage,
+)
+
+from bench._verify import BenchmarkError
+
+__all__ = ["PATH", "READ_SIZE", "CeilingWsClient", "open_ceiling_ws", "serve_ceiling_ws"]
+
+#: Bytes asked of a socket per read (as `transports.serve_websocket` does).
+READ_SIZE: Final = 64 * 1024
+#: The endpoint path both sides use.
+PATH: Final = "/ws"
+
+
+async def serve_ceiling_ws(port: int, result: Any) -> None:
+    """Answer every text message on ws://127.0.0.1:``port`` with ``result``, until killed."""
+    decode = msgspec.json.Decoder().decode
+    encode = msgspec.json.Encoder().encode
+
+    async def serve(stream: trio.SocketStream) -> None:
+        ws = WSConnection(ConnectionType.SERVER)
+        while data := await stream.receive_some(READ_SIZE):
+            ws.receive_data(data)
+            out = b""
+            for event in ws.events():
+                if isinstance(event, TextMessage):
+                    request_id = decode(event.data)["id"]
+                    answer = encode({"jsonrpc": "2.0", "id": request_id, "result": result})
+                    out += ws.send(Message(data=answer.decode()))
+                elif isinstance(event, Request):
+                    out += ws.send(AcceptConnection(subprotocol="mcp"))
+                elif isinstance(event, Ping):
+                    out += ws.send(event.response())
+                elif isinstance(event, CloseConnection):
+                    await stream.send_all(out + ws.send(event.response()))
+                    return
+            if out:
+                await stream.send_all(out)
+
+    await trio.serve_tcp(serve, port, host="127.0.0.1")
+
+
+class _Pending:
+    """One pipelined call, waiting for its answer."""
+
+    __slots__ = ("answer", "event")
+
+    def __init__(self) -> None:
+        self.event = trio.Event()
+        self.answer: Any = None
+
+
+class CeilingWsClient:
+    """Sends one JSON-RPC request per text frame over one wsproto connection.
+
+    `call` writes and reads the socket itself (one call at a time); `call_pipelined`
+    leaves the writing to `write_requests` and the reading to `read_answers`, which run
+    as tasks, so that many calls can be in flight.
+    """
+
+    def __init__(self, stream: trio.SocketStream, ws: WSConnection, request: bytes) -> None:
+        self._stream = stream
+        self._ws = ws
+        self._request: dict[str, Any] = msgspec.json.decode(request)
+        self._encode = msgspec.json.Encoder().encode
+        self._decode = msgspec.json.Decoder().decode
+        self._next_id = 0
+        self._pending: dict[int, _Pending] = {}
+        self._outbox, self._queued = trio.open_memory_channel[bytes](float("inf"))
+
+    def _frame(self) -> tuple[int, bytes]:
+        self._next_id += 1
+        self._request["id"] = self._next_id
+        text = self._encode(self._request).decode()
+        return self._next_id, self._ws.send(Message(data=text))
+
+    async def call(self) -> Any:
+        """One call, alone on the socket: write the request, read the answer; its result."""
+        request_id, frame = self._frame()
+        await self._stream.send_all(frame)
+        ws = self._ws
+        while True:
+            for event in ws.events():
+                if isinstance(event, TextMessage):
+                    answer = self._decode(event.data)
+                    if answer["id"] != request_id:
+                        raise BenchmarkError(f"ceiling: answer {answer['id']!r} to {request_id}")
+                    return answer["result"]
+            data = await self._stream.receive_some(READ_SIZE)
+            if not data:
+                raise BenchmarkError("ceiling: the server hung up")
+            ws.receive_data(data)
+
+    async def call_pipelined(self) -> Any:
+        """One call among many in flight; its result."""
+        request_id, frame = self._frame()
+        pending = self._pending[request_id] = _Pending()
+        self._outbox.send_nowait(frame)
+        await pending.event.wait()
+        return pending.answer
+
+    async def write_requests(self) -> None:
+        """The writer task: every waiting frame, joined into one write."""
+        queued = self._queued
+        async for first in queued:
+            frames = [first]
+            while True:
+                try:
+                    frames.append(queued.receive_nowait())
+                except trio.WouldBlock:
+                    break
+            await self._stream.send_all(first if len(frames) == 1 else b"".join(frames))
+
+    async def read_answers(self) -> None:
+        """The reader task: each answer to the call waiting for it."""
+        ws, decode, pending = self._ws, self._decode, self._pending
+        while data := await self._stream.receive_some(READ_SIZE):
+            ws.receive_data(data)
+            for event in ws.events():
+                if isinstance(event, TextMessage):
+                    answer = decode(event.data)
+                    waiting = pending.pop(answer["id"])
+                    waiting.answer = answer["result"]
+                    waiting.event.set()
+
+
+async def _connect(port: int) -> tuple[trio.SocketStream, WSConnection]:
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    ws = WSConnection(ConnectionType.CLIENT)
+    await stream.send_all(
+        ws.send(Request(host=f"127.0.0.1:{port}", target=PATH, subprotocols=["mcp"]))
+    )
+    while True:
+        data = await stream.receive_some(READ_SIZE)
+        if not data:
+            raise BenchmarkError("ceiling: the server refused the handshake")
+        ws.receive_data(data)
+        for event in ws.events():
+            if isinstance(event, AcceptConnection):
+                return stream, ws
+            raise BenchmarkError(f"ceiling: unexpected handshake answer {event!r}")
+
+
+@asynccontextmanager
+async def open_ceiling_ws(
+    port: int, request: bytes, *, pipelined: bool
+) -> AsyncIterator[CeilingWsClient]:
+    """A `CeilingWsClient` to the server on ``port`` (its tasks running if pipelined)."""
+    stream, ws = await _connect(port)
+    async with stream:
+        client = CeilingWsClient(stream, ws, request)
+        if not pipelined:
+            yield client
+            return
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(client.write_requests)
+            nursery.start_soon(client.read_answers)
+            yield client
+            nursery.cancel_scope.cancel()

@@ -1,0 +1,209 @@
+"""The WebSocket layer: ``tools/call`` round trips between a client and a WebSocket server.
+
+One operation is one ``get_weather`` call made through a client's API, sent as one text
+frame over one WebSocket on 127.0.0.1 to a server *process*, answered by its tool
+handler, read back as a typed result. Two ways, each in both eras (legacy: initialize
+handshake at 2025-11-25, scoped to the connection; modern: 2026-07-28, every request
+with its ``_meta`` envelope):
+
+* ``mcpcore``: ``transports.open_websocket_client(url, mode=era)`` and
+  ``client.call_tool``, against `transports.serve_websocket` serving the
+  `mcpcore.server.Server` of `bench.dispatch.build_server`; trio and wsproto on both
+  sides.
+* ``ceiling``: no MCP. A bare wsproto + trio client sends the very JSON mcpcore's client
+  sends (the id changed each time) as one text frame to a bare wsproto + trio server
+  that decodes it with msgspec and answers with mcpcore's result for that era
+  (`bench._ws_ceiling`). One call at a time it writes and reads the socket itself; with
+  100 in flight a reader task routes answers by id and a writer task joins the waiting
+  frames into one write.
+
+There is no SDK column: the official SDK's WebSocket transports were deprecated in 1.30
+and removed in 2.x (the TypeScript SDK never had a WebSocket server).
+
+Two workloads, as for stdio: one call at a time (batches of `SEQUENTIAL_BATCH` calls,
+each call's latency recorded), and `IN_FLIGHT` callers (tasks) at once on the one
+connection, each making `PER_TASK` calls in a row per batch. Clients live in event loops
+of their own threads and each starts its own server process on a free port
+(`bench._process_layer`).
+
+    python -m bench --only websocket
+"""
+
+from __future__ import annotations
+
+import functools
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import msgspec
+import trio
+
+from bench._layer import Context, Layer
+from bench._process_layer import ProcessVariant, Workload, content_text, measure_rows
+from bench._results import MCPCORE, Target, WorkloadResult
+from bench._stdio_runner import TrioThread, trio_gather
+from bench._verify import BenchmarkError
+from bench._ws_ceiling import PATH, CeilingWsClient, open_ceiling_ws
+from bench._ws_servers import SCRIPT
+from bench.dispatch import ARGUMENTS
+from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
+from mcpcore import types
+from mcpcore.client import ConnectMode
+
+__all__ = ["IN_FLIGHT", "LAYER", "PER_TASK", "SEQUENTIAL_BATCH", "WORKLOADS", "run"]
+
+#: Calls per timed operation, one at a time (full run and ``--quick``): ~20 ms at the
+#: ceiling, so the hand-off to the client's loop (~40-70 µs) is under 1% of it.
+SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH = 100, 20
+#: Concurrent callers in the second workload (the issue's "100 in flight").
+IN_FLIGHT: Final = 100
+#: Calls each caller makes in a row per batch (full run and ``--quick``).
+PER_TASK, QUICK_PER_TASK = 10, 1
+#: Seconds a server process gets to start listening.
+START_TIMEOUT: Final = 30.0
+
+#: The issue's goals (issue 6: 70% of the bare wsproto ceiling sequentially, 50% pipelined).
+SEQUENTIAL_NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
+PIPELINED_NEAR_CEILING = Target("ceiling >= 0.50", "mcpcore/ceiling", 0.50)
+
+WORKLOADS = (
+    Workload(
+        "sequential", 1, (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH), (SEQUENTIAL_NEAR_CEILING,)
+    ),
+    Workload(
+        f"{IN_FLIGHT} in flight", IN_FLIGHT, (PER_TASK, QUICK_PER_TASK), (PIPELINED_NEAR_CEILING,)
+    ),
+)
+
+
+def workload_name(workload: str, era: str) -> str:
+    """The row's name: ``tools/call over WebSocket, sequential, legacy (2025-11-25)``."""
+    return f"tools/call over WebSocket, {workload}, {era} ({ERAS[era]})"
+
+
+# ------------------------------------------------------------ server processes
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@asynccontextmanager
+async def _server(kind: str, *extra: str) -> AsyncIterator[int]:
+    """A server process listening on a free port; its port."""
+    port = _free_port()
+    process = await trio.lowlevel.open_process(
+        [sys.executable, SCRIPT, kind, str(port), *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with trio.fail_after(START_TIMEOUT):
+            while True:
+                try:
+                    stream = await trio.open_tcp_stream("127.0.0.1", port)
+                except OSError:
+                    if process.returncode is not None:
+                        raise BenchmarkError(f"{kind}: the server exited") from None
+                    await trio.sleep(0.05)
+                    continue
+                await stream.aclose()
+                break
+        yield port
+    finally:
+        process.kill()
+        with trio.CancelScope(shield=True):
+            await process.wait()
+
+
+# ---------------------------------------------------------------- the variants
+
+
+def _mcpcore_variant(era: str) -> ProcessVariant:
+    from transports import open_websocket_client
+
+    @asynccontextmanager
+    async def opener() -> AsyncIterator[Any]:
+        async with _server("mcpcore") as port:
+            mode: ConnectMode = "modern" if era == "modern" else "legacy"
+            async with open_websocket_client(f"ws://127.0.0.1:{port}{PATH}", mode=mode) as client:
+                yield client
+
+    async def call(client: Any) -> types.CallToolResult:
+        result: types.CallToolResult = await client.call_tool("get_weather", ARGUMENTS)
+        return result
+
+    return ProcessVariant(
+        f"{MCPCORE} {era}", MCPCORE, era, TrioThread, opener, call, content_text, trio_gather
+    )
+
+
+def _ceiling_variant(era: str, *, pipelined: bool) -> ProcessVariant:
+    request, result = exchanged_lines(era)
+    result_json = msgspec.json.encode(msgspec.json.decode(result)["result"]).decode()
+
+    @asynccontextmanager
+    async def opener() -> AsyncIterator[CeilingWsClient]:
+        async with (
+            _server("ceiling", result_json) as port,
+            open_ceiling_ws(port, request, pipelined=pipelined) as client,
+        ):
+            yield client
+
+    call = CeilingWsClient.call_pipelined if pipelined else CeilingWsClient.call
+    return ProcessVariant(
+        f"ceiling {era}", "ceiling", era, TrioThread, opener, call, ceiling_text, trio_gather
+    )
+
+
+def _variants(*, pipelined: bool) -> list[ProcessVariant]:
+    variants = []
+    for era in ERAS:
+        variants.append(_mcpcore_variant(era))
+        variants.append(_ceiling_variant(era, pipelined=pipelined))
+    return variants
+
+
+def run(context: Context) -> list[WorkloadResult]:
+    """Measure both workloads, both eras; one row per workload and era."""
+    results = []
+    for workload in WORKLOADS:
+        calls = workload.calls_per_batch(context.settings)
+        context.log(f"websocket: tools/call, {workload.key} ({calls} calls per timed batch)")
+        sequential = workload.in_flight == 1
+        shape = "one call at a time" if sequential else f"{workload.in_flight} callers at once"
+
+        def notes(era: str, shape: str = shape, calls: int = calls) -> list[str]:
+            request, result = exchanged_lines(era)
+            return [
+                f"client API to tool handler and back over one WebSocket on loopback, {shape}, "
+                f"{calls} calls per timed batch; each client in its own thread's event loop",
+                f"mcpcore request {len(request)} B + result {len(result)} B, one text frame "
+                "each; ceiling: the same JSON, bare wsproto + trio + msgspec, no MCP",
+                "no SDK column: the official SDK has no WebSocket transport in 2.x",
+            ]
+
+        results += measure_rows(
+            context,
+            layer=LAYER.name,
+            workload=workload,
+            variants=_variants(pipelined=not sequential),
+            expected_text=EXPECTED_TEXT,
+            row_name=functools.partial(workload_name, workload.key),
+            sizes=lambda era: sum(map(len, exchanged_lines(era))),
+            notes=notes,
+            unavailable=(),
+        )
+    return results
+
+
+LAYER = Layer(
+    "websocket", "tools/call between a client and a server process over one WebSocket", run
+)
