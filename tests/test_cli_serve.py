@@ -48,6 +48,7 @@ def test_serve_help_shows_every_option_and_examples(capsys: pytest.CaptureFixtur
     assert shown.startswith("usage: mcpcore serve")
     for option in (
         "--transport {stdio,http,ws}",
+        "--stdio",
         "--host",
         "--port",
         "--include-hidden",
@@ -55,7 +56,7 @@ def test_serve_help_shows_every_option_and_examples(capsys: pytest.CaptureFixtur
     ):
         assert option in shown
     assert "examples:" in shown
-    assert "mcpcore serve . --transport stdio" in shown
+    assert "mcpcore serve . --stdio" in shown
     assert "npx @modelcontextprotocol/inspector" in shown
 
 
@@ -178,11 +179,12 @@ def test_over_websocket_the_url_is_a_ws_one(tmp_path: Path) -> None:
 
 
 def test_over_stdio_logs_go_to_stderr_and_stdout_is_the_protocol(tmp_path: Path) -> None:
+    # --stdio: the spelling for launchers that take --transport for themselves.
     root = make_tree(tmp_path)
 
     async def session() -> bytes:
         async with open_stdio_client(
-            MCPCORE, ["serve", str(root), "--transport", "stdio"], stderr="capture", timeout=10
+            MCPCORE, ["serve", str(root), "--stdio"], stderr="capture", timeout=10
         ) as client:
             names = [resource.name async for resource in client.iter_resources()]
             assert "notes.md" in names

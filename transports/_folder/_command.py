@@ -1,7 +1,8 @@
 """``mcpcore serve``: the command line of the folder server.
 
-    mcpcore serve [PATH] [--transport stdio|http|ws] [--host 127.0.0.1] [--port 8000]
-                  [--include-hidden] [--max-file-size 10MiB] [--no-watch] [--verbose]
+    mcpcore serve [PATH] [--transport stdio|http|ws | --stdio] [--host 127.0.0.1]
+                  [--port 8000] [--include-hidden] [--max-file-size 10MiB] [--no-watch]
+                  [--verbose]
 
 With no ``--transport`` it serves Streamable HTTP on this machine and prints the URL, and
 how to connect a client, on stdout. Logs go to stderr, always: over stdio, stdout
@@ -29,12 +30,12 @@ EXAMPLES: Final = """\
 examples:
   mcpcore serve                          this folder, at http://127.0.0.1:8000/mcp
   mcpcore serve ~/notes --port 3001      another folder, another port
-  mcpcore serve . --transport stdio      for a client that starts its servers itself
+  mcpcore serve . --stdio                for a client that starts its servers itself
   mcpcore serve . --max-file-size 50MiB  read larger files
 
 connect a client:
   npx @modelcontextprotocol/inspector    then Streamable HTTP, and the URL printed
-  npx @modelcontextprotocol/inspector mcpcore serve . --transport stdio
+  npx @modelcontextprotocol/inspector mcpcore serve . --stdio
 """
 _UNITS: Final = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000**2}
 _UNITS_MORE: Final = {"mb": 1000**2, "mib": 1 << 20, "g": 1000**3, "gb": 1000**3, "gib": 1 << 30}
@@ -76,6 +77,14 @@ def add_serve_command(commands: Any) -> None:
         default="http",
         help="http: Streamable HTTP at /mcp (the default); stdio: on stdin and stdout; "
         "ws: WebSocket",
+    )
+    serve.add_argument(
+        "--stdio",
+        dest="transport",
+        action="store_const",
+        const="stdio",
+        help="the same as --transport stdio (for launchers that keep --transport for "
+        "themselves, as the MCP Inspector does)",
     )
     serve.add_argument(
         "--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})"
