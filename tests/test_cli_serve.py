@@ -98,7 +98,10 @@ def test_a_folder_that_can_not_be_served_is_a_clear_error(tmp_path: Path, what: 
     assert err.strip() == f"mcpcore serve: can't serve {path}: {reason}"
 
 
-def test_by_default_this_folder_is_served_over_http_until_ctrl_c(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_by_default_this_folder_is_served_over_http_until_stopped(
+    tmp_path: Path, stop: signal.Signals
+) -> None:
     root = make_tree(tmp_path)
     with running("--port", "0", cwd=root) as process:
         assert process.stdout is not None
@@ -116,7 +119,7 @@ def test_by_default_this_folder_is_served_over_http_until_ctrl_c(tmp_path: Path)
                 return [resource.name async for resource in client.iter_resources()]
 
         assert "notes.md" in trio.run(list_files)
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         out, err = process.communicate(timeout=START_TIMEOUT)
     assert process.returncode == 0
     assert out == ""

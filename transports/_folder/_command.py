@@ -15,6 +15,7 @@ import argparse
 import errno
 import logging
 import re
+import signal
 import sys
 from functools import partial
 from typing import Any, Final, TextIO
@@ -153,9 +154,11 @@ def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = Non
 async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> None:
     try:
         async with trio.open_nursery() as nursery:
+            nursery.start_soon(_stop_on_terminate, nursery.cancel_scope)
             url = await nursery.start(
                 partial(
-                    serve_folder,
+                    _serve_then_stop,
+                    nursery.cancel_scope,
                     folder,
                     transport=arguments.transport,
                     host=arguments.host,
@@ -168,6 +171,27 @@ async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> 
                 print(_hint(url), file=out, flush=True)
     except BaseException as exc:
         _raise_sole(exc)
+
+
+async def _serve_then_stop(
+    scope: trio.CancelScope,
+    folder: Folder,
+    *,
+    task_status: trio.TaskStatus[str | None] = trio.TASK_STATUS_IGNORED,
+    **options: Any,
+) -> None:
+    """`serve_folder`, then stop everything (over stdio it returns when stdin ends)."""
+    await serve_folder(folder, task_status=task_status, **options)
+    scope.cancel()
+
+
+async def _stop_on_terminate(scope: trio.CancelScope) -> None:
+    """SIGTERM (a service manager, ``kill``) stops the server as Ctrl+C does."""
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            _log.info("stopped")
+            scope.cancel()
+            return
 
 
 def _hint(url: str) -> str:
