@@ -344,6 +344,21 @@ async def test_a_subscription_to_the_folder_hears_of_every_visible_file(tmp_path
 
 
 @trio_test
+async def test_a_modified_file_is_described_anew_without_a_list_change(tmp_path: Path) -> None:
+    root = make_tree(tmp_path)
+    recorder = Recorder()
+    async with serving(root, "legacy", recorder=recorder) as (client, folder):
+        notes = folder.uri + "notes.md"
+        await client.subscribe(notes)
+        (root / "notes.md").write_text("x" * 1234)
+        await recorder.wait_for("notifications/resources/updated", notes)
+        # A list_changed would have come first, on the same stream.
+        assert [event.method for event in recorder.received] == ["notifications/resources/updated"]
+        listed = {resource.name: resource async for resource in client.iter_resources(fresh=True)}
+        assert listed["notes.md"].size == 1234
+
+
+@trio_test
 async def test_a_burst_of_changes_is_announced_in_a_few_batches(tmp_path: Path) -> None:
     root = make_tree(tmp_path)
     recorder = Recorder()

@@ -4,7 +4,8 @@ A scan walks the folder (`TreeWalk`) in a worker thread and builds the whole lis
 once; the server lists the snapshot it holds, so a ``resources/list`` page costs no file
 system call, and pagination cursors (positions, sealed by the `Server`) keep meaning
 the same thing until the folder changes. The watcher rescans after each burst of
-changes and says whether the set of files changed.
+changes that adds or removes files, and says whether the set of files changed; a burst
+that only modifies files just refreshes their sizes and times (`Catalog.refreshed`).
 
 The listing is bounded (`MAX_LISTED_FILES`): a client pages through it in at most a
 hundred pages of the default size. Files past it, in the walk's order, are neither
@@ -14,7 +15,9 @@ listed nor completed, but can still be read by URI and found by the tools.
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+import os
+import stat
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 from mcpcore import types
@@ -39,17 +42,37 @@ class Snapshot:
         truncated: Whether the folder holds more than was listed.
     """
 
-    __slots__ = ("_uris", "files", "resources", "truncated")
+    __slots__ = ("_positions", "_uris", "files", "resources", "truncated")
 
     def __init__(self, root_uri: str, found: Sequence[FoundFile], truncated: bool) -> None:
         self.files = tuple(found)
         self.resources = tuple(_resource(root_uri, file) for file in self.files)
         self._uris = frozenset(resource.uri for resource in self.resources)
+        self._positions = {file.parts: index for index, file in enumerate(self.files)}
         self.truncated = truncated
 
     def same_files(self, other: Snapshot) -> bool:
         """Whether both list exactly the same URIs (sizes and times aside)."""
         return self._uris == other._uris
+
+    def position(self, parts: tuple[str, ...]) -> int | None:
+        """Where the file at ``parts`` is listed, if it is."""
+        return self._positions.get(parts)
+
+    def updated(self, root_uri: str, changes: dict[int, FoundFile]) -> Snapshot:
+        """A copy with the files at these positions (same paths) described anew."""
+        files = list(self.files)
+        resources = list(self.resources)
+        for index, file in changes.items():
+            files[index] = file
+            resources[index] = _resource(root_uri, file)
+        copy = Snapshot.__new__(Snapshot)
+        copy.files = tuple(files)
+        copy.resources = tuple(resources)
+        copy._uris = self._uris
+        copy._positions = self._positions
+        copy.truncated = self.truncated
+        return copy
 
 
 class Catalog:
@@ -74,6 +97,28 @@ class Catalog:
                 break
             found.append(file)
         return Snapshot(self._root_uri, found, truncated or walk.truncated)
+
+    def refreshed(self, changed: Iterable[tuple[str, ...]]) -> Snapshot | None:
+        """The snapshot with the size and time of each changed file read again (blocks).
+
+        Cheaper than `scan` when files were only modified (a log being written to):
+        no walk, one ``stat`` per listed file that changed. None when one of them is
+        gone or no longer a file: then the folder must be scanned again.
+        """
+        snapshot = self.snapshot
+        changes: dict[int, FoundFile] = {}
+        for parts in changed:
+            position = snapshot.position(parts)
+            if position is None:
+                continue  # not listed: past the cap, or not a file
+            try:
+                status = os.stat(os.path.join(self._root.path, *parts))
+            except OSError:
+                return None
+            if not stat.S_ISREG(status.st_mode):
+                return None
+            changes[position] = FoundFile(parts, status.st_size, status.st_mtime)
+        return snapshot.updated(self._root_uri, changes) if changes else snapshot
 
     def replace(self, snapshot: Snapshot) -> bool:
         """Hold ``snapshot`` from now on; whether the set of files changed."""

@@ -107,7 +107,9 @@ def add_serve_command(commands: Any) -> None:
         help=f"the largest file read (default {human_size(DEFAULT_MAX_FILE_SIZE)})",
     )
     serve.add_argument(
-        "--no-watch", action="store_true", help="don't watch for changes (no notifications)"
+        "--no-watch",
+        action="store_true",
+        help="don't watch for changes: no notifications, and the listing stays as at start",
     )
     serve.add_argument("-v", "--verbose", action="store_true", help="log more")
 

@@ -134,6 +134,13 @@ class Folder:
         snapshot = await self.run_sync(self.catalog.scan)
         return self.catalog.replace(snapshot)
 
+    async def refresh(self, modified: list[tuple[str, ...]]) -> bool:
+        """Describe these modified files anew (or rescan if one is gone); see `rescan`."""
+        snapshot = await self.run_sync(self.catalog.refreshed, modified)
+        if snapshot is None:
+            return await self.rescan()
+        return self.catalog.replace(snapshot)
+
 
 def to_mcp_error(error: Exception, uri: str) -> Exception:
     """The protocol error for a failed read of ``uri`` (other exceptions unchanged).

@@ -4,7 +4,8 @@
 reports changes in debounced batches: a batch ends once the folder has been quiet for
 `QUIET_MS`, or after `DEBOUNCE_MS` of continuous change. For each batch:
 
-* the listing is scanned again; if the set of files changed (added, removed, renamed),
+* the listing is scanned again (or, when files were only modified, their sizes and
+  times refreshed); if the set of files changed (added, removed, renamed),
   ``notifications/resources/list_changed`` goes to every client that wants it;
 * every servable file in the batch (modified, added or removed) gets
   ``notifications/resources/updated`` to the clients subscribed to it, or to a folder
@@ -26,10 +27,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterable
 from typing import Final
 
 import trio
+from watchfiles import Change
 from watchfiles._rust_notify import RustNotify
 
 from mcpcore.server import Server
@@ -82,7 +83,7 @@ async def watch_folder(
                 if changes == "stop":
                     break
                 if isinstance(changes, set) and changes:
-                    await _announce(folder, server, (path for _, path in changes))
+                    await _announce(folder, server, changes)
             nursery.cancel_scope.cancel()
     finally:
         stop.set()
@@ -101,11 +102,22 @@ async def _stop_when_cancelled(stop: threading.Event) -> None:
         stop.set()  # the blocked wait returns "stop" within QUIET_MS
 
 
-async def _announce(folder: Folder, server: Server, paths: Iterable[str]) -> None:
-    """Notify the clients about one batch of changed paths."""
-    changed = sorted({uri for uri in (_uri_of(folder, path) for path in paths) if uri})
-    if await folder.rescan():
+async def _announce(folder: Folder, server: Server, changes: set[tuple[int, str]]) -> None:
+    """Notify the clients about one batch of changes, ``(kind, path)`` pairs."""
+    served: dict[tuple[str, ...], bool] = {}  # segments: whether only modified
+    for kind, path in changes:
+        parts = _served_parts(folder, path)
+        if parts is not None:
+            served[parts] = served.get(parts, True) and Change(kind) is Change.modified
+    if not served:
+        return  # only hidden files changed (a .git folder at work): nothing to say
+    if all(served.values()):
+        listing_changed = await folder.refresh(list(served))
+    else:
+        listing_changed = await folder.rescan()
+    if listing_changed:
         await server.resources_changed()
+    changed = sorted(folder.uri_of(parts) for parts in served)
     if len(changed) > MAX_UPDATES_PER_BATCH:
         _log.info(
             "%d files changed at once: announcing the first %d", len(changed), MAX_UPDATES_PER_BATCH
@@ -114,8 +126,8 @@ async def _announce(folder: Folder, server: Server, paths: Iterable[str]) -> Non
         await server.resource_updated(uri)
 
 
-def _uri_of(folder: Folder, path: str) -> str | None:
-    """The URI of a changed path, if it is one the folder serves."""
+def _served_parts(folder: Folder, path: str) -> tuple[str, ...] | None:
+    """The segments of a changed path inside the folder, if it is one the folder serves."""
     inside = folder.root.inside(path)
     if inside is None or (not folder.include_hidden and is_hidden(inside)):
         return None
@@ -123,4 +135,4 @@ def _uri_of(folder: Folder, path: str) -> str | None:
         "/".join(inside).encode("utf-8")
     except UnicodeEncodeError:
         return None
-    return folder.uri_of(inside)
+    return inside
