@@ -49,6 +49,9 @@ QUIET_MS: Final = 50
 WAKE_MS: Final = 5000
 #: Files announced per batch, at most (each is one pass over the subscribers).
 MAX_UPDATES_PER_BATCH: Final = 1000
+#: Polling interval, in ms, were the watcher to poll: it never does here (native events),
+#: but the Rust watcher takes one. watchfiles' own default.
+POLL_DELAY_MS: Final = 300
 
 _log = logging.getLogger("mcpcore.serve")
 
@@ -91,8 +94,9 @@ async def watch_folder(
 
 
 def _watcher(path: str) -> RustNotify:
-    # (paths, debug, force_polling, poll_delay_ms, recursive, ignore_permission_denied)
-    return RustNotify([path], False, False, 300, True, True)
+    # (paths, debug, force_polling, poll_delay_ms, recursive, ignore_permission_denied):
+    # native events (inotify...), the whole tree, unreadable folders skipped.
+    return RustNotify([path], False, False, POLL_DELAY_MS, True, True)
 
 
 async def _stop_when_cancelled(stop: threading.Event) -> None:
