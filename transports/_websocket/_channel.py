@@ -50,6 +50,7 @@ from wsproto.utilities import LocalProtocolError
 
 from transports._websocket._frames import client_text_frame, server_text_frame
 from transports._websocket._limits import READ_SIZE, WebSocketLimits
+from transports._websocket._socketio import read_some
 from transports._writer import MessageWriter
 
 __all__ = ["CLOSE_REASON_SIZE", "WebSocketChannel", "describe_close"]
@@ -117,6 +118,7 @@ class WebSocketChannel:
         self._ended = False  # nothing more will be read
         self._done = trio.Event()  # set when _ended is
         self._reading = False  # waiting for the socket (not held back by backpressure)
+        self._eager = False  # the last read did not wait
         self._last_read = trio.current_time()
         self._ponged = trio.Event()  # set by the pong answering our last ping
         self.peer_close: tuple[int, str] | None = None
@@ -290,13 +292,18 @@ class WebSocketChannel:
 
     async def _read(self) -> bytes:
         """The next chunk from the socket; b"" when it ended or broke."""
+        if self._eager:
+            # The last read found data at once: let the tasks it woke (the handlers)
+            # run before we read more, so a flood can't starve them, nor the others.
+            await trio.lowlevel.checkpoint()
         self._reading = True
         try:
-            data = bytes(await self._stream.receive_some(READ_SIZE))
+            data, waited = await read_some(self._stream, READ_SIZE)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            data = b""
+            data, waited = b"", True
         finally:
             self._reading = False
+        self._eager = not waited
         self._last_read = trio.current_time()
         return data
 

@@ -30,6 +30,7 @@ from mcpcore.server import Server
 from transports._serving import ServerDriver
 from transports._websocket._channel import WebSocketChannel
 from transports._websocket._limits import WebSocketLimits
+from transports._websocket._socketio import direct_writer
 from transports._writer import MessageWriter
 
 __all__ = ["serve_channel"]
@@ -52,7 +53,9 @@ async def serve_channel(
         limits: The connection's limits.
         principal: Who the bearer token speaks for, when authorization is on.
     """
-    writer = MessageWriter(stream, write_timeout=limits.write_timeout)
+    writer = MessageWriter(
+        stream, try_write=direct_writer(stream), write_timeout=limits.write_timeout
+    )
     channel = WebSocketChannel(stream, protocol, writer, limits)
     try:
         async with trio.open_nursery() as nursery:
