@@ -35,9 +35,15 @@ EXPECTED_WORKLOADS = {
     "tools/call over HTTP, sequential, 1 connection, modern (2026-07-28)",
     "tools/call over HTTP, 8 callers, legacy (2025-11-25)",
     "tools/call over HTTP, 8 callers, modern (2026-07-28)",
+    "tools/call over WebSocket, sequential, legacy (2025-11-25)",
+    "tools/call over WebSocket, sequential, modern (2026-07-28)",
+    "tools/call over WebSocket, 100 in flight, legacy (2025-11-25)",
+    "tools/call over WebSocket, 100 in flight, modern (2026-07-28)",
     "import time (net of interpreter start)",
 }
 SDK_INSTALLED = all(importlib.util.find_spec(name) for name in ("mcp", "mcp_types"))
+#: Layers without an SDK column: the official SDK 2.x has no WebSocket transport.
+NO_SDK_LAYERS = {"websocket"}
 
 
 def run_bench(tmp_path: Path, *options: str) -> tuple[str, dict[str, Any]]:
@@ -85,7 +91,9 @@ def test_quick_run_reports_every_workload(tmp_path: Path) -> None:
     # The SDK column is filled exactly when the SDK is installed (CI installs no SDK).
     assert document["available"]["sdk"] is SDK_INSTALLED
     for name, workload in workloads_by_name(document).items():
-        if SDK_INSTALLED:
+        if workload["layer"] in NO_SDK_LAYERS:
+            assert "sdk" not in workload["values"], name
+        elif SDK_INSTALLED:
             assert workload["values"]["sdk"] > 0, name
             assert workload["ratios"]["mcpcore/sdk"] > 0, name
         else:
@@ -97,6 +105,23 @@ def test_quick_run_reports_every_workload(tmp_path: Path) -> None:
         assert (lowlevel is not None and lowlevel > 0) is SDK_INSTALLED
         assert {t["metric"] for t in workload["targets"]} == {"mcpcore/sdk", "mcpcore/sdk-lowlevel"}
     assert_process_rows(document)
+    assert_websocket_rows(document)
+
+
+def assert_websocket_rows(document: dict[str, Any]) -> None:
+    """WebSocket: mcpcore against the bare wsproto ceiling, the issue's targets."""
+    rows = [w for w in document["workloads"] if w["layer"] == "websocket"]
+    assert len(rows) == 4
+    for workload in rows:
+        name = workload["name"]
+        assert workload["values"]["ceiling"] > 0, name
+        assert workload["ratios"]["mcpcore/ceiling"] > 0, name
+        assert workload["size_bytes"] > 0, name
+        [target] = workload["targets"]
+        assert target["metric"] == "mcpcore/ceiling", name
+        assert target["threshold"] == (0.70 if "sequential" in name else 0.50), name
+        latency = [note for note in workload["notes"] if note.startswith("latency p50/p99")]
+        assert len(latency) == ("sequential" in name), name
 
 
 def assert_process_rows(document: dict[str, Any]) -> None:
@@ -126,9 +151,12 @@ def test_without_the_optional_libraries_their_columns_are_na(tmp_path: Path) -> 
     assert_every_workload_has_mcpcore_numbers(document)
     assert document["available"] == {"sdk": False, "orjson": False}
     for name, workload in workloads_by_name(document).items():
+        if workload["layer"] in NO_SDK_LAYERS:
+            continue
         assert workload["values"]["sdk"] is None, name
         assert workload["ratios"]["mcpcore/sdk"] is None, name
     tools_call = workloads_by_name(document)["tools/call request"]
     assert tools_call["values"]["orjson"] is None
     assert "n/a" in table
     assert_process_rows(document)
+    assert_websocket_rows(document)
