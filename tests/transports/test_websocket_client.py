@@ -7,6 +7,8 @@ selecting no subprotocol, going silent, refusing the handshake.
 
 from __future__ import annotations
 
+import ssl
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,7 @@ from mcpcore import types
 from mcpcore.client import ClientCallbacks, ConnectMode
 from mcpcore.versions import Era
 from tests.transports.http_raw import build_test_server
+from tests.transports.test_http_client_tls import make_certificates
 from tests.transports.trio_helpers import trio_test
 from tests.transports.ws_raw import RawWebSocket, StoppableServer, raw_ws_server, running_ws
 from transports import (
@@ -279,3 +282,29 @@ async def test_a_client_cancelled_from_outside_still_closes_cleanly_and_promptly
                 scope.cancel()
                 await trio.sleep_forever()
     assert codes == [CloseReason.NORMAL_CLOSURE]
+
+
+@pytest.fixture(scope="module")
+def certificates(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    return make_certificates(tmp_path_factory.mktemp("wss"))
+
+
+@trio_test
+async def test_wss_verifies_the_servers_certificate(certificates: tuple[Path, Path, Path]) -> None:
+    ca_file, certificate_file, key_file = certificates
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_context.load_cert_chain(certificate_file, key_file)
+
+    async def serve(ws: RawWebSocket) -> None:
+        await answer_handshake(ws)
+        await ws.expect_close()
+
+    async with raw_ws_server(serve, ssl_context=server_context) as port:
+        url = f"wss://127.0.0.1:{port}/"
+        trusting = ssl.create_default_context(cafile=str(ca_file))
+        async with open_websocket_client(url, mode="legacy", ssl_context=trusting) as client:
+            assert client.era is Era.LEGACY
+        # The system's trust store does not know the test authority.
+        with pytest.raises(ConnectionClosedError, match="TLS"):
+            async with open_websocket_client(url, mode="legacy"):
+                pass

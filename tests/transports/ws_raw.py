@@ -12,6 +12,7 @@ the client here is wsproto and a socket, nothing else: no MCP, no runtime.
 from __future__ import annotations
 
 import json
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from functools import partial
@@ -96,18 +97,35 @@ async def running_ws(server: Server, **options: Any) -> AsyncIterator[int]:
 
 @asynccontextmanager
 async def raw_ws_server(
-    handler: Callable[[RawWebSocket], Awaitable[None]], *, subprotocol: str | None = "mcp"
+    handler: Callable[[RawWebSocket], Awaitable[None]],
+    *,
+    subprotocol: str | None = "mcp",
+    ssl_context: ssl.SSLContext | None = None,
 ) -> AsyncIterator[int]:
-    """A WebSocket server by hand on a free port: ``handler`` gets each connection."""
+    """A WebSocket server by hand on a free port (TLS with ``ssl_context``).
 
-    async def serve(stream: trio.SocketStream) -> None:
+    ``handler`` gets each connection once its handshake is accepted.
+    """
+
+    async def serve(stream: trio.abc.Stream) -> None:
         async with stream:
             ws = await RawWebSocket.accept(stream, subprotocol)
             await handler(ws)
 
     async with trio.open_nursery() as nursery:
-        listeners = await nursery.start(partial(trio.serve_tcp, serve, 0, host="127.0.0.1"))
-        yield listeners[0].socket.getsockname()[1]
+        if ssl_context is None:
+            plain: list[trio.SocketListener] = await nursery.start(
+                partial(trio.serve_tcp, serve, 0, host="127.0.0.1")
+            )
+            port = plain[0].socket.getsockname()[1]
+        else:
+            tls: list[trio.SSLListener[trio.SocketStream]] = await nursery.start(
+                partial(trio.serve_ssl_over_tcp, serve, 0, ssl_context, host="127.0.0.1")
+            )
+            transport = tls[0].transport_listener
+            assert isinstance(transport, trio.SocketListener)
+            port = transport.socket.getsockname()[1]
+        yield port
         nursery.cancel_scope.cancel()
 
 
@@ -148,7 +166,7 @@ class RawWebSocket:
         pings: Pings received.
     """
 
-    def __init__(self, stream: trio.SocketStream, ws: WSConnection, subprotocol: str | None):
+    def __init__(self, stream: trio.abc.Stream, ws: WSConnection, subprotocol: str | None):
         self.stream = stream
         self.ws = ws
         self.subprotocol = subprotocol
@@ -201,12 +219,12 @@ class RawWebSocket:
                         raise RefusedError(refusal.status_code, fields, body)
 
     @classmethod
-    async def accept(cls, stream: trio.SocketStream, subprotocol: str | None) -> RawWebSocket:
+    async def accept(cls, stream: trio.abc.Stream, subprotocol: str | None) -> RawWebSocket:
         """The server's side: read a handshake, accept it selecting ``subprotocol``."""
         ws = WSConnection(ConnectionType.SERVER)
         with trio.fail_after(READ_TIMEOUT):
             while True:
-                data = await stream.receive_some(65536)
+                data = bytes(await stream.receive_some(65536))
                 if not data:
                     raise EOFError("the client left during the handshake")
                 ws.receive_data(data)
@@ -263,7 +281,7 @@ class RawWebSocket:
                     if isinstance(event, (CloseConnection, BytesMessage)):
                         return event
                 try:
-                    data = await self.stream.receive_some(65536)
+                    data = bytes(await self.stream.receive_some(65536))
                 except trio.BrokenResourceError:
                     data = b""
                 if not data:
