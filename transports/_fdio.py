@@ -12,6 +12,9 @@ delivered (a bare reschedule, no read): the tasks that chunk woke run first, so 
 on a request-response pipe the answer is written before the next read, which then
 usually finds the pipe empty and waits (measured here: about 8% off a sequential
 round trip). A writer that never blocks yields every `EAGER_TURNS` writes.
+
+Lines are framed in the same generator that reads them (`read_lines`): one generator
+per message instead of a chain of them.
 """
 
 from __future__ import annotations
@@ -23,15 +26,21 @@ from typing import Final
 
 import trio
 
-__all__ = ["EAGER_TURNS", "read_chunks", "try_write"]
+from mcpcore.framing import LineFramer, OversizedMessage
+
+__all__ = ["EAGER_TURNS", "read_lines", "try_write"]
 
 #: Writes done without waiting before we yield to the scheduler anyway, so that a task
 #: writing a flood cannot starve the connection's other tasks.
 EAGER_TURNS: Final = 16
 
 
-async def read_chunks(stream: trio.lowlevel.FdStream, size: int) -> AsyncGenerator[bytes, None]:
-    """Every chunk ``stream`` delivers, until end of input.
+async def read_lines(
+    stream: trio.lowlevel.FdStream, framer: LineFramer, size: int
+) -> AsyncGenerator[bytes | OversizedMessage, None]:
+    """Every line ``stream`` delivers, cut by ``framer``, until end of input.
+
+    A last line without its newline still counts.
 
     Raises:
         trio.ClosedResourceError: The stream was closed (by us).
@@ -42,16 +51,28 @@ async def read_chunks(stream: trio.lowlevel.FdStream, size: int) -> AsyncGenerat
             # fileno() each time: a closed stream says -1, never a reused number.
             data = os.read(stream.fileno(), size)
         except BlockingIOError:
-            await trio.lowlevel.wait_readable(stream.fileno())
+            await _readable(stream)
             continue
         except OSError as exc:
             raise _translated(exc) from None
         if not data:
-            return
-        yield data
-        # Let the tasks this chunk woke (a handler, a waiting caller) run before we read
-        # again: their answers reach the pipe before our next read goes through the kernel.
+            break
+        for line in framer.feed(data):
+            yield line
+        # Let the tasks these lines woke (a handler, a waiting caller) run before we
+        # read again: their answers reach the pipe before our next read goes through
+        # the kernel.
         await trio.lowlevel.cancel_shielded_checkpoint()
+    rest = framer.end_of_input()
+    if rest:
+        yield rest
+
+
+async def _readable(stream: trio.lowlevel.FdStream) -> None:
+    fd = stream.fileno()
+    if fd < 0:
+        raise trio.ClosedResourceError("the pipe was closed")
+    await trio.lowlevel.wait_readable(fd)
 
 
 def try_write(stream: trio.lowlevel.FdStream, data: bytes | memoryview) -> int:

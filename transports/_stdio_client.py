@@ -44,7 +44,7 @@ from transports._client_notifications import (
     Subscription,
 )
 from transports._client_stream import StreamDriver
-from transports._fdio import read_chunks, try_write
+from transports._fdio import read_lines, try_write
 from transports._writer import MessageWriter
 from transports.client import Client
 
@@ -323,7 +323,10 @@ class _StdioTransport:
     async def _read(self, framer: LineFramer) -> None:
         assert self.process.stdout is not None
         try:
-            await self.driver.read(_lines(self.process.stdout, framer))
+            async with aclosing(_lines(self.process.stdout, framer)) as lines:
+                await self.driver.read(lines)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the pipe is gone: the same as its end (the driver does no IO of its own)
         finally:
             self._stdout_done.set()
         await self._lost("the server closed its stdout")
@@ -423,30 +426,24 @@ def _line(message: bytes) -> bytes:
     return message + b"\n"
 
 
-async def _lines(
+def _lines(
     stream: trio.abc.ReceiveStream, framer: LineFramer
 ) -> AsyncGenerator[bytes | OversizedMessage, None]:
     """Every line of ``stream``; a last line without its newline still counts."""
-    try:
-        async with aclosing(_chunks(stream)) as chunks:
-            async for chunk in chunks:
-                for line in framer.feed(chunk):
-                    yield line
-    except (trio.BrokenResourceError, trio.ClosedResourceError):
-        return  # the pipe is gone: the same as its end
+    if isinstance(stream, trio.lowlevel.FdStream):
+        return read_lines(stream, framer, READ_SIZE)  # (the pipe, read directly)
+    return _received_lines(stream, framer)
+
+
+async def _received_lines(
+    stream: trio.abc.ReceiveStream, framer: LineFramer
+) -> AsyncGenerator[bytes | OversizedMessage, None]:
+    while chunk := await stream.receive_some(READ_SIZE):
+        for line in framer.feed(chunk):
+            yield line
     rest = framer.end_of_input()
     if rest:
         yield rest
-
-
-async def _chunks(stream: trio.abc.ReceiveStream) -> AsyncGenerator[bytes | bytearray, None]:
-    if isinstance(stream, trio.lowlevel.FdStream):
-        async with aclosing(read_chunks(stream, READ_SIZE)) as chunks:
-            async for data in chunks:
-                yield data
-        return
-    while chunk := await stream.receive_some(READ_SIZE):
-        yield chunk
 
 
 def _reraise_sole(exc: BaseException) -> NoReturn:

@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncGenerator, Iterator
+from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
 from functools import partial
 from typing import Final
 
 import trio
 
-from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer, OversizedMessage
+from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer
 from mcpcore.server import Server
-from transports._fdio import read_chunks, try_write
+from transports._fdio import read_lines, try_write
 from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE, ServerDriver
 from transports._writer import MessageWriter
 
@@ -77,26 +77,14 @@ async def serve_stdio(
                 server, server.connection(), writer, frame=_line, max_handlers=max_handlers
             )
             task_status.started()
-            async with aclosing(_lines(stdin, LineFramer(max_message_size))) as lines:
+            lines = read_lines(stdin, LineFramer(max_message_size), READ_SIZE)
+            async with aclosing(lines):
                 await driver.serve(lines, grace=shutdown_grace)
             await writer.aclose(flush_timeout=FLUSH_TIMEOUT)
 
 
 def _line(message: bytes) -> bytes:
     return message + b"\n"
-
-
-async def _lines(
-    stream: trio.lowlevel.FdStream, framer: LineFramer
-) -> AsyncGenerator[bytes | OversizedMessage, None]:
-    """Every line of ``stream``; a last line without its newline still counts."""
-    async with aclosing(read_chunks(stream, READ_SIZE)) as chunks:
-        async for chunk in chunks:
-            for line in framer.feed(chunk):
-                yield line
-    rest = framer.end_of_input()
-    if rest:
-        yield rest
 
 
 @contextmanager
