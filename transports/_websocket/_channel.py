@@ -50,7 +50,7 @@ from wsproto.utilities import LocalProtocolError
 
 from transports._websocket._frames import client_text_frame, server_text_frame
 from transports._websocket._limits import READ_SIZE, WebSocketLimits
-from transports._websocket._socketio import read_some
+from transports._websocket._socketio import direct_writer, read_some
 from transports._writer import MessageWriter
 
 __all__ = ["CLOSE_REASON_SIZE", "WebSocketChannel", "describe_close"]
@@ -86,8 +86,7 @@ class WebSocketChannel:
     Args:
         stream: The connection, its opening handshake done.
         protocol: wsproto's frame protocol for it (``ConnectionState.OPEN``).
-        writer: Where every frame we send goes (its task runs elsewhere).
-        limits: The message size, ping interval and pong timeout.
+        limits: The message size, ping interval, pong and write timeouts.
 
     Attributes:
         peer_close: The code and reason of the peer's Close frame, once one came.
@@ -101,12 +100,19 @@ class WebSocketChannel:
         self,
         stream: trio.abc.Stream,
         protocol: Connection,
-        writer: MessageWriter,
         limits: WebSocketLimits,
     ) -> None:
         self._stream = stream
         self._protocol = protocol
-        self._writer = writer
+        #: Where every frame we send goes; its `MessageWriter.run` must run in a task.
+        #: On a plain socket a message is written by its sender at once, unless the last
+        #: read brought several: then their answers wait for the writer task, which
+        #: joins them into one write (one system call instead of one per answer).
+        self.writer = self._writer = MessageWriter(
+            stream,
+            try_write=direct_writer(stream, defer=self.in_burst),
+            write_timeout=limits.write_timeout,
+        )
         self._max_size = limits.max_message_size
         self._ping_interval = limits.ping_interval
         self._pong_timeout = limits.pong_timeout
@@ -119,6 +125,8 @@ class WebSocketChannel:
         self._done = trio.Event()  # set when _ended is
         self._reading = False  # waiting for the socket (not held back by backpressure)
         self._eager = False  # the last read did not wait
+        self._delivered = 0  # messages delivered from the last chunk read
+        self._burst = False  # the last chunk held several: their answers are joined
         self._last_read = trio.current_time()
         self._ponged = trio.Event()  # set by the pong answering our last ping
         self.peer_close: tuple[int, str] | None = None
@@ -192,6 +200,10 @@ class WebSocketChannel:
         with contextlib.suppress(ConnectionError):  # gone: the reader sees it too
             await self._writer.send(data)
 
+    def in_burst(self) -> bool:
+        """Whether the last chunk read held several messages (their answers are joined)."""
+        return self._burst
+
     # ---------------------------------------------------------------- receiving
 
     async def messages(self) -> AsyncGenerator[bytes, None]:
@@ -217,8 +229,13 @@ class WebSocketChannel:
         for event in self._events:
             if type(event) is TextMessage:
                 message = self._text(event)
-                if message is None and self._size > self._max_size:
-                    await self._fail(CloseReason.MESSAGE_TOO_BIG, "message too big")
+                if message is None:
+                    if self._size > self._max_size:
+                        await self._fail(CloseReason.MESSAGE_TOO_BIG, "message too big")
+                    return None
+                self._delivered += 1
+                if self._delivered > 1:
+                    self._burst = True
                 return message
             await self._control(event)
             return None
@@ -233,6 +250,8 @@ class WebSocketChannel:
             self._end("the connection was closed")
             return None
         self._events = protocol.events()
+        self._burst = self._delivered > 1
+        self._delivered = 0
         return None
 
     def _text(self, event: TextMessage) -> bytes | None:

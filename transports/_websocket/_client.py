@@ -54,7 +54,6 @@ from transports._websocket._handshake import (
     parse_ws_url,
 )
 from transports._websocket._limits import WebSocketLimits
-from transports._websocket._socketio import direct_writer
 from transports._writer import MessageWriter
 from transports.client import Client
 
@@ -164,10 +163,8 @@ async def open_websocket_client(
             if on_notification is not None:
                 on_error = callbacks.on_callback_error if callbacks is not None else None
                 dispatcher = NotificationDispatcher(on_notification, on_error=on_error)
-            writer = MessageWriter(
-                stream, try_write=direct_writer(stream), write_timeout=limits.write_timeout
-            )
-            channel = WebSocketChannel(stream, protocol, writer, limits)
+            channel = WebSocketChannel(stream, protocol, limits)
+            writer = channel.writer
             transport = _WebSocketTransport(
                 parsed,
                 stream,

@@ -30,8 +30,6 @@ from mcpcore.server import Server
 from transports._serving import ServerDriver
 from transports._websocket._channel import WebSocketChannel
 from transports._websocket._limits import WebSocketLimits
-from transports._websocket._socketio import direct_writer
-from transports._writer import MessageWriter
 
 __all__ = ["serve_channel"]
 
@@ -53,10 +51,8 @@ async def serve_channel(
         limits: The connection's limits.
         principal: Who the bearer token speaks for, when authorization is on.
     """
-    writer = MessageWriter(
-        stream, try_write=direct_writer(stream), write_timeout=limits.write_timeout
-    )
-    channel = WebSocketChannel(stream, protocol, writer, limits)
+    channel = WebSocketChannel(stream, protocol, limits)
+    writer = channel.writer
     try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(writer.run)

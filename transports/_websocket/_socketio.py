@@ -29,14 +29,22 @@ import trio
 __all__ = ["direct_writer", "read_some"]
 
 
-def direct_writer(stream: trio.abc.Stream) -> Callable[[bytes], int] | None:
-    """A ``try_write`` for ``stream``'s socket, or None when it is not a plain socket."""
+def direct_writer(
+    stream: trio.abc.Stream, defer: Callable[[], bool] | None = None
+) -> Callable[[bytes], int] | None:
+    """A ``try_write`` for ``stream``'s socket, or None when it is not a plain socket.
+
+    While ``defer()`` says so, it writes nothing (the message goes to the writer task,
+    which joins whatever is waiting into one write).
+    """
     if not isinstance(stream, trio.SocketStream):
         return None
     sock = stream.socket
 
     def try_write(data: bytes) -> int:
         """Write what the socket takes now, without waiting; how many bytes that was."""
+        if defer is not None and defer():
+            return 0
         try:
             # fileno() each time: a closed socket says -1 (EBADF), never a reused number.
             return os.write(sock.fileno(), data)
