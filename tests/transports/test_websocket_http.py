@@ -34,7 +34,7 @@ from transports import (
     open_http_client,
     open_websocket_client,
 )
-from transports._websocket._frames import client_text_frame
+from transports._websocket._frames import ClientFrames
 
 SIMPLE_TEXT = "This is a simple text response for testing."
 
@@ -117,7 +117,7 @@ def _opening(port: int, headers: list[tuple[bytes, bytes]]) -> tuple[WSConnectio
         host=f"127.0.0.1:{port}", target="/mcp", subprotocols=["mcp"], extra_headers=headers
     )
     message = json.dumps(modern_request(1, "tools/call", {"name": "test_simple_text"}))
-    return ws, ws.send(request), client_text_frame(message.encode())
+    return ws, ws.send(request), ClientFrames()(message.encode())
 
 
 async def _expect_the_answer(stream: trio.SocketStream, ws: WSConnection) -> None:

@@ -48,7 +48,7 @@ from wsproto.events import (
 from wsproto.frame_protocol import CloseReason
 from wsproto.utilities import LocalProtocolError
 
-from transports._websocket._frames import client_text_frame, server_text_frame
+from transports._websocket._frames import ClientFrames, server_text_frame
 from transports._websocket._limits import READ_SIZE, WebSocketLimits
 from transports._websocket._socketio import direct_writer, read_some
 from transports._writer import MessageWriter
@@ -116,7 +116,7 @@ class WebSocketChannel:
         self._max_size = limits.max_message_size
         self._ping_interval = limits.ping_interval
         self._pong_timeout = limits.pong_timeout
-        self._text_frame = client_text_frame if protocol.client else server_text_frame
+        self._text_frame = ClientFrames() if protocol.client else server_text_frame
         self._events: Iterator[Event] = protocol.events()  # (what came with the handshake)
         self._parts: list[bytes] = []  # the fragments of a message being put together
         self._size = 0  # their bytes

@@ -8,8 +8,9 @@ copy the payload twice, for every message. Control frames (ping, pong, close), r
 and stateful, still go through wsproto, as does everything we receive.
 
 A client masks what it sends (RFC 6455 §5.3): "the masking key MUST be derived from a
-strong source of entropy" and be fresh for each frame, so each gets four bytes from
-`os.urandom`.
+strong source of entropy" and be fresh for each frame, so each gets the next four bytes
+of its connection's pool filled from `os.urandom` (one system call per `KEY_POOL_SIZE`
+bytes rather than one per frame).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ import os
 import struct
 from typing import Final
 
-__all__ = ["MASK_KEY_SIZE", "client_text_frame", "mask", "server_text_frame"]
+__all__ = ["KEY_POOL_SIZE", "MASK_KEY_SIZE", "ClientFrames", "mask", "server_text_frame"]
 
 #: Bytes of a masking key (RFC 6455 §5.2).
 MASK_KEY_SIZE: Final = 4
+#: Bytes of strong randomness fetched at once for masking keys: 1,024 frames' worth.
+KEY_POOL_SIZE: Final = 4096
 _FIN_TEXT: Final = 0x81  # FIN, no RSV bits, opcode 1 (text)
 _MASKED: Final = 0x80
 _LENGTH_16: Final = 126  # "the following 2 bytes ... are the payload length"
@@ -50,10 +53,29 @@ def server_text_frame(message: bytes) -> bytes:
     return _header(length, 0) + message
 
 
-def client_text_frame(message: bytes) -> bytes:
-    """One masked final text frame carrying ``message`` (valid UTF-8), a fresh key."""
-    key = os.urandom(MASK_KEY_SIZE)
-    return _header(len(message), _MASKED) + key + mask(message, key)
+class ClientFrames:
+    """Masked final text frames for one client connection (call it with a message).
+
+    Each frame gets the next four bytes of this connection's pool of `os.urandom`
+    bytes as its key: fresh for each frame, never shared with another connection or
+    thread.
+    """
+
+    __slots__ = ("_next", "_pool")
+
+    def __init__(self) -> None:
+        self._pool = b""
+        self._next = 0
+
+    def __call__(self, message: bytes) -> bytes:
+        """One masked final text frame carrying ``message`` (valid UTF-8)."""
+        start = self._next
+        if start + MASK_KEY_SIZE > len(self._pool):
+            self._pool = os.urandom(KEY_POOL_SIZE)
+            start = 0
+        self._next = start + MASK_KEY_SIZE
+        key = self._pool[start : start + MASK_KEY_SIZE]
+        return _header(len(message), _MASKED) + key + mask(message, key)
 
 
 def mask(data: bytes, key: bytes) -> bytes:
