@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 from wsproto.events import CloseConnection, Message, Ping, TextMessage
 from wsproto.frame_protocol import CloseReason
 
@@ -488,3 +489,33 @@ async def test_a_thousand_concurrent_calls_on_one_connection() -> None:
                 text=SIMPLE_TEXT
             )
     assert answers == {index: str(index) for index in range(1000)}
+
+
+@trio_test
+async def test_past_the_handler_cap_the_server_stops_reading_until_one_finishes() -> None:
+    server, _ = build_test_server()
+    started: list[int] = []
+    release = trio.Event()
+
+    @server.tool()
+    async def hold(number: int) -> str:
+        """Waits for the test to let it finish."""
+        started.append(number)
+        await release.wait()
+        return f"done {number}"
+
+    async with (
+        running_ws(server, limits=WebSocketLimits(max_handlers=2)) as port,
+        await RawWebSocket.connect(port) as ws,
+    ):
+        for number in (1, 2, 3):
+            arguments = {"name": "hold", "arguments": {"number": number}}
+            await ws.send_json(modern_request(number, "tools/call", arguments))
+        # Everything settles with two handlers running and the third request unread:
+        # the backpressure of the shared runtime (its reader waits for a slot).
+        await trio.testing.wait_all_tasks_blocked(0.1)
+        assert started == [1, 2]
+        release.set()
+        answers = {(await ws.receive_json())["id"] for _ in range(3)}
+        assert answers == {1, 2, 3}
+        assert started == [1, 2, 3]
