@@ -29,6 +29,11 @@ EVERYTHING = ROOT / "examples" / "everything.py"
 TEST_TIMEOUT = 30.0
 #: Seconds to wait for any one line from the server.
 LINE_TIMEOUT = 10.0
+#: The `_meta` that makes a request a 2026-07-28 one.
+MODERN_ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 def trio_run(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
@@ -323,11 +328,9 @@ async def test_cancelling_a_tool_cancels_its_question_to_the_client() -> None:
 @trio_run
 async def test_both_eras_are_served_the_first_request_deciding() -> None:
     async with running(EVERYTHING, "--transport", "stdio") as modern:
-        envelope = {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-        await modern.send(request(1, "tools/call", {"name": "test_simple_text", "_meta": envelope}))
+        await modern.send(
+            request(1, "tools/call", {"name": "test_simple_text", "_meta": MODERN_ENVELOPE})
+        )
         answer = await modern.receive()
         assert answer["result"]["resultType"] == "complete"
         await modern.send(
@@ -364,3 +367,30 @@ def test_stdin_and_stdout_are_left_blocking_for_whoever_shares_them() -> None:
     finally:
         for fd in (stdin_read, stdout_read, stdout_write):
             os.close(fd)
+
+
+def test_stdin_may_be_a_regular_file(tmp_path: Path) -> None:
+    # `server < requests.jsonl`: a file cannot be polled (epoll refuses it), so the
+    # reader must only ever wait on a pipe, never on a file that merely ran short.
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(
+        b"".join(
+            json.dumps(message).encode() + b"\n"
+            for message in (
+                request(1, "server/discover", {"_meta": MODERN_ENVELOPE}),
+                request(2, "tools/call", {"name": "test_simple_text", "_meta": MODERN_ENVELOPE}),
+            )
+        )
+    )
+    with requests.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, str(EVERYTHING), "--transport", "stdio"],
+            stdin=stdin,
+            capture_output=True,
+            timeout=LINE_TIMEOUT,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    answers = {answer["id"]: answer for answer in map(json.loads, done.stdout.splitlines())}
+    assert answers[1]["result"]["resultType"] == "complete"
+    assert answers[2]["result"]["content"][0]["type"] == "text"
