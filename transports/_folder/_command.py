@@ -138,7 +138,8 @@ def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = Non
         return 2
     listed = folder.catalog.snapshot
     more = " (and more, not listed)" if listed.truncated else ""
-    _log.info("serving %d files of %s%s", len(listed.files), folder.path, more)
+    count = len(listed.files)
+    _log.info("serving %d file%s of %s%s", count, "" if count == 1 else "s", folder.path, more)
     try:
         trio.run(partial(_serve, folder, arguments, out or sys.stdout))
     except KeyboardInterrupt:
