@@ -21,7 +21,7 @@ import gc
 import statistics
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import repeat
 
 __all__ = [
@@ -40,6 +40,10 @@ _CALIBRATION_SHARE = 0.2
 _MAX_ITERATIONS = 1 << 28
 
 
+def _ignore(status: str) -> None:
+    """Where a run's steps go when nobody shows them."""
+
+
 @dataclass(frozen=True)
 class Settings:
     """How long and how often to measure.
@@ -48,11 +52,14 @@ class Settings:
         repeat: Repetitions per variant; medians are taken over these.
         target_seconds: How long one timed measurement of one variant should last.
         quick: A smoke run: short measurements, numbers not to be trusted.
+        report: Told each step (``"repetition 2/7"``), between timed loops only
+            (`bench._progress.Progress.step` shows it).
     """
 
     repeat: int
     target_seconds: float
     quick: bool = False
+    report: Callable[[str], None] = field(default=_ignore, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -104,11 +111,14 @@ def calibrate(operation: Callable[[], object], target_seconds: float) -> int:
 
 def measure(variants: Sequence[Variant], settings: Settings) -> dict[str, Samples]:
     """Measure every variant ``settings.repeat`` times, interleaved; rates by variant name."""
-    counts = {
-        variant.name: calibrate(variant.operation, settings.target_seconds) for variant in variants
-    }
+    report = settings.report
+    counts = {}
+    for index, variant in enumerate(variants, 1):
+        report(f"calibrating {index}/{len(variants)}")
+        counts[variant.name] = calibrate(variant.operation, settings.target_seconds)
     rates: dict[str, list[float]] = {variant.name: [] for variant in variants}
     for repetition in range(settings.repeat):
+        report(f"repetition {repetition + 1}/{settings.repeat}")
         shift = repetition % len(variants)
         for variant in (*variants[shift:], *variants[:shift]):
             iterations = counts[variant.name]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from bench._harness import Settings
 from bench._optional import Availability
+from bench._progress import Progress
 from bench._results import WorkloadResult
 
 __all__ = ["Context", "Layer"]
@@ -20,14 +21,24 @@ __all__ = ["Context", "Layer"]
 
 @dataclass(frozen=True)
 class Context:
-    """What every layer gets: how to measure, and which comparisons can run."""
+    """What every layer gets: how to measure, which comparisons can run, where to report.
+
+    Attributes:
+        settings: How to measure.
+        available: Which optional comparisons can run.
+        progress: The run's progress display; None: `log` prints plain lines.
+    """
 
     settings: Settings
     available: Availability
+    progress: Progress | None = None
 
     def log(self, message: str) -> None:
-        """Report progress on stderr (stdout carries only the table)."""
-        print(message, file=sys.stderr, flush=True)
+        """Report progress on stderr (stdout carries only the table): a workload starts."""
+        if self.progress is None:
+            print(message, file=sys.stderr, flush=True)
+        else:
+            self.progress.log(message)
 
 
 @dataclass(frozen=True)
