@@ -6,6 +6,9 @@ Examples::
     python -m bench --only codec --repeat 9
     python -m bench --quick --json out.json # a smoke run of a few seconds
     python -m bench --without sdk           # leave the official SDK out
+    python -m bench --plot chart.png        # and the chart (needs matplotlib)
+
+``mcpcore bench`` runs the same, with the same arguments.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from bench._environment import describe
 from bench._harness import Settings
 from bench._layer import Context, Layer
 from bench._optional import OPTIONAL, Availability
-from bench._report import format_table, write_json
+from bench._plot import PlotUnavailableError, require_matplotlib, write_plot
+from bench._progress import Progress
+from bench._report import document, format_table, write_json
 from bench._results import WorkloadResult
 from bench._verify import BenchmarkError
 
@@ -40,10 +45,12 @@ DEFAULT_REPEAT, QUICK_REPEAT = 7, 3
 TARGET_SECONDS, QUICK_TARGET_SECONDS = 0.15, 0.01
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """Read the command line."""
+def parse_args(
+    argv: Sequence[str] | None = None, prog: str = "python -m bench"
+) -> argparse.Namespace:
+    """Read the command line (``prog``: how the usage names the command)."""
     parser = argparse.ArgumentParser(
-        prog="python -m bench",
+        prog=prog,
         description="mcpcore benchmarks, side by side with the official SDK and JSON libraries.",
         epilog="layers: " + "; ".join(f"{layer.name}: {layer.summary}" for layer in LAYERS),
     )
@@ -67,6 +74,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every number here")
     parser.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="also draw throughput per transport and calls in flight (needs matplotlib)",
+    )
+    parser.add_argument(
         "--without",
         action="append",
         default=[],
@@ -79,34 +92,44 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the selected layers, print the table, write the JSON; the exit status."""
-    args = parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = "python -m bench") -> int:
+    """Run the selected layers, print the table, write the JSON and the chart; the exit status."""
+    args = parse_args(argv, prog)
+    if args.plot is not None:
+        try:
+            require_matplotlib()  # before anything is measured
+        except PlotUnavailableError as exc:
+            print(f"{prog}: {exc}", file=sys.stderr)
+            return 2
+    progress = Progress()
     settings = Settings(
         repeat=args.repeat or (QUICK_REPEAT if args.quick else DEFAULT_REPEAT),
         target_seconds=QUICK_TARGET_SECONDS if args.quick else TARGET_SECONDS,
         quick=args.quick,
+        report=progress.step,
     )
     available = Availability(args.without)
-    context = Context(settings, available)
+    context = Context(settings, available, progress)
     environment = describe()
     selected = [layer for layer in LAYERS if not args.only or layer.name in args.only]
     results: list[WorkloadResult] = []
     try:
-        for layer in selected:
+        for index, layer in enumerate(selected, 1):
+            progress.layer(layer.name, index, len(selected))
             results.extend(layer.run(context))
     except BenchmarkError as exc:
+        progress.finish()
         print(f"benchmark error: {exc}", file=sys.stderr)
         return 1
-    print(format_table(results, settings))
+    progress.finish()
+    print(format_table(results, settings, environment))
+    report = document(
+        results, settings=settings, environment=environment, available=available.as_dict()
+    )
     if args.json is not None:
-        write_json(
-            args.json,
-            results,
-            settings=settings,
-            environment=environment,
-            available=available.as_dict(),
-        )
+        write_json(args.json, report)
+    if args.plot is not None:
+        write_plot(args.plot, report)
     return 0
 
 

@@ -14,8 +14,28 @@ from typing import Any
 
 __all__ = ["PACKAGES", "describe"]
 
-#: The distributions whose versions every report records.
-PACKAGES = ("mcpcore", "msgspec", "mcp", "mcp-types", "pydantic", "pydantic-core", "orjson")
+#: The distributions whose versions every report records: mcpcore and what it runs on,
+#: then the comparisons (the official SDK and what its side runs on), then the chart's.
+PACKAGES = (
+    "mcpcore",
+    "msgspec",
+    "trio",
+    "h11",
+    "wsproto",
+    "mcp",
+    "mcp-types",
+    "pydantic",
+    "pydantic-core",
+    "anyio",
+    "httpx2",
+    "starlette",
+    "sse-starlette",
+    "uvicorn",
+    "uvloop",
+    "httptools",
+    "orjson",
+    "matplotlib",
+)
 
 
 def describe() -> dict[str, Any]:
@@ -29,14 +49,17 @@ def describe() -> dict[str, Any]:
             "executable": sys.executable,
         },
         "machine": {
+            "os": f"{platform.system()} {platform.release()}",
             "platform": platform.platform(),
             "architecture": platform.machine(),
             "cpu": _cpu_model(),
             "cpu_count": os.cpu_count(),
+            "memory_bytes": _memory_bytes(),
             "load_average": _load_average(),
         },
         "packages": {name: _version(name) for name in PACKAGES},
         "mcpcore_source_sha256": _source_digest("mcpcore"),
+        "transports_source_sha256": _source_digest("transports"),
     }
 
 
@@ -55,6 +78,17 @@ def _cpu_model() -> str:
             if key.strip() == "model name":
                 return value.strip()
     return platform.processor() or "unknown"
+
+
+def _memory_bytes() -> int | None:
+    """The machine's memory (Linux's ``MemTotal``), or None where it can't be read."""
+    meminfo = Path("/proc/meminfo")
+    if meminfo.is_file():
+        for line in meminfo.read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key == "MemTotal" and value.split()[1:] == ["kB"]:
+                return int(value.split()[0]) * 1024
+    return None
 
 
 def _load_average() -> list[float] | None:

@@ -10,7 +10,7 @@ from typing import Any
 from bench._harness import Settings
 from bench._results import MCPCORE, WorkloadResult
 
-__all__ = ["COLUMNS", "RATIO_COLUMNS", "format_table", "write_json"]
+__all__ = ["COLUMNS", "RATIO_COLUMNS", "document", "format_table", "machine_line", "write_json"]
 
 #: Every variant column, in table order.
 COLUMNS = (MCPCORE, "sdk", "sdk-session", "sdk-lowlevel", "msgspec", "json", "orjson", "ceiling")
@@ -26,28 +26,51 @@ _UNIT_TITLES = {
     "round trips/s": "round trips per second",
     "ms": "milliseconds (lower is better)",
 }
+#: The narrowest the workload column gets (it widens to the longest name).
 _NAME_WIDTH = 52
 _SIZE_WIDTH = 9
 _VALUE_WIDTH = 14
 _RATIO_WIDTH = 17
 
 
-def format_table(results: Sequence[WorkloadResult], settings: Settings) -> str:
+def machine_line(environment: dict[str, Any]) -> str:
+    """Where the numbers come from, in one line: CPU, cores, OS, Python, key versions."""
+    machine, python = environment["machine"], environment["python"]
+    packages = environment["packages"]
+    versions = ", ".join(
+        f"{name} {packages[name]}"
+        for name in ("mcpcore", "msgspec", "trio", "mcp")
+        if packages.get(name)
+    )
+    return (
+        f"{machine['cpu']}, {machine['cpu_count']} cores, {machine['os']}; "
+        f"{python['implementation']} {python['version']}; {versions}"
+    )
+
+
+def format_table(
+    results: Sequence[WorkloadResult],
+    settings: Settings,
+    environment: dict[str, Any] | None = None,
+) -> str:
     """The whole report as text: one table (a section per layer), targets, then notes.
 
     Only the columns some workload fills are shown (``sdk-lowlevel`` belongs to the
-    dispatch layer alone, say).
+    dispatch layer alone, say). With ``environment`` (`bench._environment.describe`),
+    a line under the title says which machine and versions measured it.
     """
     columns = [name for name in COLUMNS if any(name in r.values for r in results)]
     ratios = [name for name in RATIO_COLUMNS if name in columns]
+    width = max([_NAME_WIDTH - 2, *(len(result.name) for result in results)]) + 2
     header = (
-        f"{'workload':<{_NAME_WIDTH}}{'size':>{_SIZE_WIDTH}}"
+        f"{'workload':<{width}}{'size':>{_SIZE_WIDTH}}"
         + "".join(f"{name:>{_VALUE_WIDTH}}" for name in columns)
         + "".join(f"{'vs ' + name:>{_RATIO_WIDTH}}" for name in ratios)
     )
     lines = [
         f"mcpcore benchmark: median of {settings.repeat} repetitions"
         + (" (--quick: smoke run, numbers not meaningful)" if settings.quick else ""),
+        *([f"machine: {machine_line(environment)}"] if environment is not None else []),
         RATIO_DEFINITION,
         "",
         header,
@@ -58,15 +81,15 @@ def format_table(results: Sequence[WorkloadResult], settings: Settings) -> str:
         if (result.layer, result.unit) != section:
             section = (result.layer, result.unit)
             lines.append(f"[{result.layer}: {_UNIT_TITLES[result.unit]}]")
-        lines.append(_row(result, columns, ratios))
+        lines.append(_row(result, columns, ratios, width))
     lines.extend(_targets(results))
     lines.extend(_notes(results))
     return "\n".join(lines)
 
 
-def _row(result: WorkloadResult, columns: Sequence[str], ratios: Sequence[str]) -> str:
+def _row(result: WorkloadResult, columns: Sequence[str], ratios: Sequence[str], width: int) -> str:
     size = "" if result.size_bytes is None else _format_size(result.size_bytes)
-    cells = [f"{result.name:<{_NAME_WIDTH}}{size:>{_SIZE_WIDTH}}"]
+    cells = [f"{result.name:<{width}}{size:>{_SIZE_WIDTH}}"]
     for name in columns:
         if name not in result.values:
             text = "-"
@@ -128,16 +151,15 @@ def _format_ratio(ratio: float) -> str:
     return f"{ratio:.1f}x" if ratio >= 10 else f"{ratio:.2f}x"
 
 
-def write_json(
-    path: Path,
+def document(
     results: Sequence[WorkloadResult],
     *,
     settings: Settings,
     environment: dict[str, Any],
     available: dict[str, bool],
-) -> None:
-    """Write every number, per-repetition samples included, as one JSON document."""
-    document = {
+) -> dict[str, Any]:
+    """Every number, per-repetition samples included, as one JSON-ready document."""
+    return {
         "schema_version": 1,
         "environment": environment,
         "settings": {
@@ -149,4 +171,8 @@ def write_json(
         "ratio_definition": RATIO_DEFINITION,
         "workloads": [result.to_json() for result in results],
     }
-    path.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def write_json(path: Path, report: dict[str, Any]) -> None:
+    """Write a `document` as JSON."""
+    path.write_text(json.dumps(report, indent=2) + "\n")

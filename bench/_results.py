@@ -70,6 +70,8 @@ class WorkloadResult:
             ratios); None when the other variant could not run.
         targets: The goals that apply to this workload.
         notes: Anything a reader must know to trust the row (outputs that differ, ...).
+        parameters: What the row measured, for programs (the chart): ``transport``,
+            ``in_flight``, ``era``, ``replies``... as the layer says.
     """
 
     layer: str
@@ -81,6 +83,7 @@ class WorkloadResult:
     ratios: dict[str, float | None]
     targets: list[Target] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    parameters: dict[str, str | int] = field(default_factory=dict)
 
     def value(self, variant: str) -> float | None:
         """The median of ``variant``, or None if it was not available."""
@@ -107,6 +110,7 @@ class WorkloadResult:
                 for target in self.targets
             ],
             "notes": self.notes,
+            "parameters": self.parameters,
         }
 
 
@@ -120,6 +124,7 @@ def from_samples(
     unavailable: tuple[str, ...] = (),
     targets: tuple[Target, ...] = (),
     notes: tuple[str, ...] = (),
+    parameters: dict[str, str | int] | None = None,
 ) -> WorkloadResult:
     """Build the result of a rate workload from `bench._harness.measure`'s samples.
 
@@ -144,4 +149,5 @@ def from_samples(
         ratios=ratios,
         targets=list(targets),
         notes=list(notes),
+        parameters=dict(parameters or {}),
     )
