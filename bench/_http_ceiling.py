@@ -2,9 +2,12 @@
 
 The server answers every POST with ``{"jsonrpc":"2.0","id":<the request's id>,
 "result":RESULT}`` (msgspec on both ways, keep-alive, one connection per client
-connection). The client POSTs the very JSON body mcpcore's client sends in that era,
-with the id changed each time and the headers a Streamable HTTP client sends, over
-keep-alive connections: one per concurrent caller, opened on demand and reused.
+connection): as a JSON body, or (``sse``) as an event stream of that one event
+(``event: message`` and its ``data:`` line, chunked, as a Streamable HTTP server streams
+an answer), head, event and end in one write. The client POSTs the very JSON body
+mcpcore's client sends in that era, with the id changed each time and the headers a
+Streamable HTTP client sends, over keep-alive connections: one per concurrent caller,
+opened on demand and reused.
 
 It is what any MCP server on h11 and trio must at least pay per request: the TCP round
 trip through loopback, h11's parsing and serialising on both sides, one JSON decode and
@@ -51,8 +54,20 @@ async def _next_message(
             return None
 
 
-async def serve_ceiling_http(port: int, result: Any) -> None:
-    """Answer every POST on 127.0.0.1:``port`` with ``result``, until killed."""
+#: The head of an event-stream answer (no length: h11 chunks the body).
+_SSE_HEADERS: Final = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
+
+
+def _data_of(body: bytes) -> bytes:
+    """The ``data:`` of the one event of an event-stream body."""
+    for line in body.splitlines():
+        if line.startswith(b"data:"):
+            return line[5:].lstrip(b" ")
+    raise BenchmarkError(f"ceiling: no data in the event stream {body[:80]!r}")
+
+
+async def serve_ceiling_http(port: int, result: Any, *, sse: bool = False) -> None:
+    """Answer every POST on 127.0.0.1:``port`` with ``result`` until killed (``sse``: as events)."""
     decode = msgspec.json.Decoder().decode
     encode = msgspec.json.Encoder().encode
 
@@ -61,7 +76,14 @@ async def serve_ceiling_http(port: int, result: Any) -> None:
         while (message := await _next_message(connection, stream)) is not None:
             _, body = message
             payload = encode({"jsonrpc": "2.0", "id": decode(body)["id"], "result": result})
-            headers = [("content-type", "application/json"), ("content-length", str(len(payload)))]
+            if sse:
+                payload = b"event: message\ndata: " + payload + b"\n\n"
+                headers = _SSE_HEADERS
+            else:
+                headers = [
+                    ("content-type", "application/json"),
+                    ("content-length", str(len(payload))),
+                ]
             out = connection.send(h11.Response(status_code=200, headers=headers))
             out += connection.send(h11.Data(data=payload))
             out += connection.send(h11.EndOfMessage())
@@ -78,10 +100,14 @@ class CeilingHttpClient:
         port: The ceiling server's port on 127.0.0.1.
         request: The JSON-RPC request body (its id is replaced per call).
         headers: The request's headers besides host, content type and length.
+        sse: The server answers with event streams (the answer is the event's data).
     """
 
-    def __init__(self, port: int, request: bytes, headers: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, port: int, request: bytes, headers: list[tuple[str, str]], *, sse: bool = False
+    ) -> None:
         self._port = port
+        self._sse = sse
         self._request: dict[str, Any] = msgspec.json.decode(request)
         self._headers = [
             ("host", f"127.0.0.1:{port}"),
@@ -118,7 +144,7 @@ class CeilingHttpClient:
         message = await _next_message(connection, stream)
         if message is None:
             raise BenchmarkError("ceiling: the server hung up")
-        answer = self._decode(message[1])
+        answer = self._decode(_data_of(message[1]) if self._sse else message[1])
         if answer["id"] != request_id:
             raise BenchmarkError(f"ceiling: answer {answer['id']!r} to request {request_id}")
         connection.start_next_cycle()
@@ -133,10 +159,10 @@ class CeilingHttpClient:
 
 @asynccontextmanager
 async def open_ceiling_http(
-    port: int, request: bytes, headers: list[tuple[str, str]]
+    port: int, request: bytes, headers: list[tuple[str, str]], *, sse: bool = False
 ) -> AsyncIterator[CeilingHttpClient]:
     """A `CeilingHttpClient` to the server on ``port``, closed on exit."""
-    client = CeilingHttpClient(port, request, headers)
+    client = CeilingHttpClient(port, request, headers, sse=sse)
     try:
         yield client
     finally:

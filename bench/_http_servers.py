@@ -1,23 +1,31 @@
 """The server processes of the HTTP layer (run by path: ``python bench/_http_servers.py``).
 
-    python bench/_http_servers.py ceiling PORT RESULT-JSON   # bare h11 + trio echo
-    python bench/_http_servers.py mcpcore PORT               # transports.serve_http
-    python bench/_http_servers.py sdk PORT                   # the SDK's MCPServer on uvicorn
+    python bench/_http_servers.py ceiling PORT RESULT-JSON [sse]   # bare h11 + trio echo
+    python bench/_http_servers.py mcpcore PORT [sse]               # transports.serve_http
+    python bench/_http_servers.py sdk PORT [sse]                   # the SDK's MCPServer
 
-Each listens on 127.0.0.1:PORT until killed.
+Each listens on 127.0.0.1:PORT until killed; with ``sse`` it answers every request with
+an event stream (the HTTP layer's "SSE replies" workloads), otherwise with JSON bodies
+where it can.
 
 * ``ceiling``: `bench._http_ceiling.serve_ceiling_http`, answering with RESULT.
 * ``mcpcore``: `transports.serve_http` serving `bench.dispatch.build_server` (the
-  ``get_weather`` tool), both eras on ``/mcp``.
+  ``get_weather`` tool), both eras on ``/mcp``. Its legacy (2025-11-25) answers are
+  always event streams (resumable); a 2026-07-28 answer is a JSON body unless the
+  handler sent something first, and the library has no option to stream it anyway
+  (there is no reason to but this comparison). So ``sse`` turns on, in this process
+  only, `_answer_in_event_streams`: the bench's own knob, not the library's.
 * ``sdk``: the official SDK's ``MCPServer`` (`bench.sdk_dispatch.high_level_server`, the
   same tool) as its Streamable HTTP Starlette app, in its fastest configuration
-  (`bench.sdk_http.SDK_APP_OPTIONS`: JSON responses, stateless), on uvicorn with uvloop
-  and httptools when installed (``uvicorn[standard]``, as the SDK's docs deploy it).
+  (`bench.sdk_http.SDK_APP_OPTIONS`: JSON responses, stateless; with ``sse``,
+  `bench.sdk_http.SDK_SSE_APP_OPTIONS`), on uvicorn with uvloop and httptools when
+  installed (``uvicorn[standard]``, as the SDK's docs deploy it).
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
@@ -32,27 +40,57 @@ __all__ = ["SCRIPT", "main"]
 SCRIPT = str(Path(__file__).resolve())
 
 
+def _answer_in_event_streams() -> None:
+    """Make mcpcore's server answer every 2026-07-28 request with an event stream.
+
+    `Reply.answer` sends a 2026-07-28 answer as a JSON body when nothing was streamed
+    before it; here, a reply that may stream (every 2026-07-28 request's) starts its
+    stream first, so the answer goes out as the stream's one event, then the stream
+    ends: what the server does when a handler sends progress, minus the progress.
+    """
+    from transports._httpserver._reply import Reply
+
+    answer = Reply.answer
+
+    async def answer_in_a_stream(
+        reply: Reply, message: bytes, headers: Sequence[tuple[bytes, bytes]] = ()
+    ) -> None:
+        if not reply.started and reply.may_stream:
+            await reply.start_stream(headers)
+        await answer(reply, message, headers)
+
+    setattr(Reply, "answer", answer_in_a_stream)  # noqa: B010 (a method replaced)
+
+
 def main(argv: list[str]) -> int:
     """Serve the variant named by ``argv[0]`` on the port ``argv[1]``."""
+    sse = argv[-1:] == ["sse"]
+    if sse:
+        argv = argv[:-1]
     kind, port = (argv[0], int(argv[1])) if len(argv) >= 2 else ("", 0)
     if kind == "ceiling" and len(argv) == 3:
+        from functools import partial
+
         from bench._http_ceiling import serve_ceiling_http
 
-        trio.run(serve_ceiling_http, port, msgspec.json.decode(argv[2]))
-    elif kind == "mcpcore":
+        trio.run(partial(serve_ceiling_http, port, msgspec.json.decode(argv[2]), sse=sse))
+    elif kind == "mcpcore" and len(argv) == 2:
         from functools import partial
 
         from bench.dispatch import build_server
         from transports import serve_http
 
+        if sse:
+            _answer_in_event_streams()
         trio.run(partial(serve_http, build_server(), host="127.0.0.1", port=port))
-    elif kind == "sdk":
+    elif kind == "sdk" and len(argv) == 2:
         from bench.sdk_http import serve
 
-        serve(port)
+        serve(port, sse=sse)
     else:
         print(
-            f"usage: {sys.argv[0]} ceiling PORT RESULT | mcpcore PORT | sdk PORT", file=sys.stderr
+            f"usage: {sys.argv[0]} ceiling PORT RESULT [sse] | mcpcore PORT [sse] | sdk PORT [sse]",
+            file=sys.stderr,
         )
         return 2
     return 0

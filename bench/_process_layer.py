@@ -7,21 +7,24 @@ started itself. Two kinds of workload:
 
 * sequential: one call at a time, timed in batches, each call's latency recorded
   (reported as p50/p99);
-* concurrent: ``in_flight`` callers (tasks) at once, each making calls in a row.
+* the concurrency sweep (`SWEEP`: 8, 64, 256 in flight; `QUICK_SWEEP` with
+  ``--quick``): that many callers (tasks) at once on the one client, each making calls
+  in a row.
 
-Per workload, every variant's client and server start before anything is timed, every
-variant's answers are checked once outside the timing (the warm-up batch), the
-variants are measured interleaved, and every server is stopped at the end (killed if
-it outlives its client).
+Every variant's client and server start once for the sequential workload and once for
+the whole sweep, before anything is timed; per workload, every variant's answers are
+checked outside the timing (the warm-up batch) and the variants are measured
+interleaved; every server is stopped at the end (killed if it outlives its client).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, Final
 
 from bench._harness import Samples, Settings, Variant, measure
 from bench._layer import Context
@@ -29,7 +32,17 @@ from bench._results import Target, WorkloadResult, from_samples
 from bench._stdio_runner import LoopThread, child_processes, kill_processes
 from bench._verify import BenchmarkError
 
-__all__ = ["ProcessVariant", "Workload", "content_text", "measure_rows"]
+__all__ = [
+    "QUICK_SWEEP",
+    "SWEEP",
+    "SWEEP_BATCH",
+    "ProcessVariant",
+    "Workload",
+    "content_text",
+    "measure_rows",
+    "selected",
+    "sweep",
+]
 
 
 @dataclass
@@ -63,16 +76,18 @@ class Workload:
     """One call at a time (``in_flight`` 1), or that many callers at once.
 
     Attributes:
-        key: Its name in the row (``"sequential"``, ``"100 in flight"``).
+        key: Its name in the row (``"sequential"``, ``"64 in flight"``).
         in_flight: Concurrent callers.
         calls: Calls each caller makes per timed batch: full run, and ``--quick``.
         targets: The issue's goals for it.
+        quick: Whether ``--quick`` runs it (the quick sweep is shorter).
     """
 
     key: str
     in_flight: int
     calls: tuple[int, int]
     targets: tuple[Target, ...]
+    quick: bool = True
 
     def calls_per_task(self, settings: Settings) -> int:
         """Calls each caller makes per timed batch."""
@@ -84,6 +99,36 @@ class Workload:
         return self.in_flight * self.calls_per_task(settings)
 
 
+#: The concurrency sweep past one call at a time: callers in flight at once, all on the
+#: one client (the issue's 1, 8, 64, 256; 1 is the ``sequential`` workload).
+SWEEP: Final = (8, 64, 256)
+#: The points ``--quick`` runs (with `sequential`): one, to stay under a minute.
+QUICK_SWEEP: Final = (64,)
+#: Calls per timed batch at each point of the sweep (full run): large enough that
+#: starting the callers and draining the last calls are a small part of a batch, the
+#: same at every point so that the points compare. ``--quick``: one call per caller.
+SWEEP_BATCH: Final = 1024
+
+
+def sweep(targets: Mapping[int, tuple[Target, ...]] = MappingProxyType({})) -> tuple[Workload, ...]:
+    """The sweep's workloads (8, 64, 256 in flight), with the goals at each point."""
+    return tuple(
+        Workload(
+            f"{in_flight} in flight",
+            in_flight,
+            (max(1, SWEEP_BATCH // in_flight), 1),
+            targets.get(in_flight, ()),
+            quick=in_flight in QUICK_SWEEP,
+        )
+        for in_flight in SWEEP
+    )
+
+
+def selected(workloads: Sequence[Workload], settings: Settings) -> list[Workload]:
+    """The workloads this run measures (``--quick`` skips some points of the sweep)."""
+    return [workload for workload in workloads if workload.quick or not settings.quick]
+
+
 def content_text(result: Any) -> str:
     """The text of a typed result's one text block (or a description of an error)."""
     if getattr(result, "is_error", False):
@@ -92,70 +137,92 @@ def content_text(result: Any) -> str:
     return str(block.text)
 
 
-def _sequential_batch(variant: ProcessVariant, calls: int) -> Callable[[Any], Awaitable[Any]]:
-    call, latencies, clock = variant.call, variant.latencies, time.perf_counter_ns
+@dataclass
+class _Shape:
+    """The batch the clients run now: how many callers, how many calls each."""
 
-    async def batch(client: Any) -> list[Any]:
-        result = None
-        for _ in range(calls):
-            start = clock()
-            result = await call(client)
-            latencies.append(clock() - start)
-        return [result]
-
-    return batch
+    callers: int = 1
+    calls: int = 1
 
 
-def _concurrent_batch(
-    variant: ProcessVariant, callers: int, calls: int
-) -> Callable[[Any], Awaitable[Any]]:
+def _batch(variant: ProcessVariant, shape: _Shape) -> Callable[[Any], Awaitable[Any]]:
+    """One timed batch of ``variant``, in the shape of the workload being measured.
+
+    One caller: a loop of calls, each call's latency recorded. More: that many
+    callers at once (`ProcessVariant.gather`), each making its calls in a row.
+    """
     call, gather = variant.call, variant.gather
+    latencies, clock = variant.latencies, time.perf_counter_ns
 
     async def batch(client: Any) -> list[Any]:
+        calls = shape.calls
+        if shape.callers == 1:
+            result = None
+            for _ in range(calls):
+                start = clock()
+                result = await call(client)
+                latencies.append(clock() - start)
+            return [result]
+
         async def caller() -> Any:
             result = None
             for _ in range(calls):
                 result = await call(client)
             return result
 
-        return await gather(callers, caller)
+        return await gather(shape.callers, caller)
 
     return batch
 
 
 def _measure(
     context: Context,
+    *,
     layer: str,
-    workload: Workload,
+    workloads: Sequence[Workload],
     variants: list[ProcessVariant],
     expected_text: str,
-) -> dict[str, Samples]:
-    """Start every variant's client and server, check them, measure them interleaved."""
-    sequential = workload.in_flight == 1
-    calls = workload.calls_per_task(context.settings)
+    describe: Callable[[Workload], str],
+) -> tuple[dict[str, dict[str, Samples]], dict[str, dict[str, str]]]:
+    """Start every variant's client and server once, then measure each workload on them.
+
+    Per workload: every variant's answers are checked (the warm-up batch), then the
+    variants are measured interleaved. Samples by workload key, then variant name; the
+    latency notes of the one-call-at-a-time workloads, by workload key, then era.
+    """
+    shape = _Shape()
     before = child_processes()
     threads: dict[str, LoopThread[Any]] = {}
+    measured: dict[str, dict[str, Samples]] = {}
+    notes: dict[str, dict[str, str]] = {}
     try:
         for variant in variants:
-            batch = (
-                _sequential_batch(variant, calls)
-                if sequential
-                else _concurrent_batch(variant, workload.in_flight, calls)
+            thread = threads[variant.name] = variant.thread(
+                variant.name, variant.opener, _batch(variant, shape)
             )
-            thread = threads[variant.name] = variant.thread(variant.name, variant.opener, batch)
             thread.start()  # every server starts at once: start-up is not measured
         for thread in threads.values():
             thread.wait_ready()
-        timed = []
-        for variant in variants:
-            thread = threads[variant.name]
-            for result in thread.operation():  # the warm-up batch, checked
-                text = variant.text_of(result)
-                if text != expected_text:
-                    raise BenchmarkError(f"{variant.name}: the tool did not answer: {text!r}")
-            variant.latencies.clear()
-            timed.append(Variant(variant.name, thread.operation))
-        return measure(timed, context.settings)
+        for workload in workloads:
+            context.log(describe(workload))
+            shape.callers = workload.in_flight
+            shape.calls = workload.calls_per_task(context.settings)
+            timed = []
+            for variant in variants:
+                thread = threads[variant.name]
+                for result in thread.operation():  # the warm-up batch, checked
+                    text = variant.text_of(result)
+                    if text != expected_text:
+                        raise BenchmarkError(f"{variant.name}: the tool did not answer: {text!r}")
+                variant.latencies.clear()
+                timed.append(Variant(variant.name, thread.operation))
+            measured[workload.key] = measure(timed, context.settings)
+            if workload.in_flight == 1:  # the next workload's warm-up clears them
+                notes[workload.key] = {
+                    era: _latency_note([v for v in variants if v.era == era])
+                    for era in dict.fromkeys(variant.era for variant in variants)
+                }
+        return measured, notes
     finally:
         for thread in threads.values():
             thread.close()
@@ -183,52 +250,77 @@ def measure_rows(
     context: Context,
     *,
     layer: str,
-    workload: Workload,
+    label: str,
+    workloads: Sequence[Workload],
     variants: list[ProcessVariant],
     expected_text: str,
-    row_name: Callable[[str], str],
+    row_name: Callable[[Workload, str], str],
     sizes: Callable[[str], int],
-    notes: Callable[[str], list[str]],
+    notes: Callable[[Workload, str], list[str]],
     unavailable: tuple[str, ...],
+    parameters: Mapping[str, str | int] = MappingProxyType({}),
 ) -> list[WorkloadResult]:
-    """Measure one workload over ``variants``; one row per era, in round trips per second.
+    """Measure ``workloads`` over ``variants``, one client each for all of them.
+
+    One row per workload and era, in round trips per second. The workloads share the
+    variants' clients and servers, so they should share a shape: one call at a time,
+    or the points of the sweep (the raw ceilings pipeline or not).
 
     Args:
         context: The run's settings and available comparisons.
         layer: The layer's name.
-        workload: What to measure.
+        label: What is measured, for the progress display (``"tools/call"``).
+        workloads: What to measure, in order.
         variants: Every column of every era.
         expected_text: What every variant's tool must answer.
-        row_name: The row's name for an era.
+        row_name: The row's name for a workload and an era.
         sizes: The bytes one call exchanges in an era (mcpcore's request + result).
-        notes: The row's notes for an era (a latency note is added when sequential).
+        notes: The row's notes for a workload and an era (a latency note is added when
+            sequential).
         unavailable: Columns that belong in the row but could not run.
+        parameters: What every row measured, for programs (``transport``...); the
+            workload's ``in_flight`` and the row's ``era`` are added.
     """
-    calls = workload.calls_per_batch(context.settings)
-    measured = _measure(context, layer, workload, variants, expected_text)
+    settings = context.settings
+
+    def describe(workload: Workload) -> str:
+        calls = workload.calls_per_batch(settings)
+        return f"{layer}: {label}, {workload.key} ({calls} calls per timed batch)"
+
+    measured, latency_notes = _measure(
+        context,
+        layer=layer,
+        workloads=workloads,
+        variants=variants,
+        expected_text=expected_text,
+        describe=describe,
+    )
     rows = []
-    for era in dict.fromkeys(variant.era for variant in variants):
-        mine = [variant for variant in variants if variant.era == era]
-        per_call = {
-            variant.column: Samples(
-                tuple(rate * calls for rate in measured[variant.name].rates),
-                measured[variant.name].iterations,
+    for workload in workloads:
+        calls = workload.calls_per_batch(settings)
+        for era in dict.fromkeys(variant.era for variant in variants):
+            mine = [variant for variant in variants if variant.era == era]
+            per_call = {
+                variant.column: Samples(
+                    tuple(rate * calls for rate in measured[workload.key][variant.name].rates),
+                    measured[workload.key][variant.name].iterations,
+                )
+                for variant in mine
+            }
+            row_notes = notes(workload, era)
+            if workload.key in latency_notes:
+                row_notes.append(latency_notes[workload.key][era])
+            rows.append(
+                from_samples(
+                    layer,
+                    row_name(workload, era),
+                    size_bytes=sizes(era),
+                    unit="round trips/s",
+                    measured=per_call,
+                    unavailable=unavailable,
+                    targets=workload.targets,
+                    notes=tuple(row_notes),
+                    parameters={**parameters, "in_flight": workload.in_flight, "era": era},
+                )
             )
-            for variant in mine
-        }
-        row_notes = notes(era)
-        if workload.in_flight == 1:
-            row_notes.append(_latency_note(mine))
-        rows.append(
-            from_samples(
-                layer,
-                row_name(era),
-                size_bytes=sizes(era),
-                unit="round trips/s",
-                measured=per_call,
-                unavailable=unavailable,
-                targets=workload.targets,
-                notes=tuple(row_notes),
-            )
-        )
     return rows

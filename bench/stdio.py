@@ -16,17 +16,17 @@ Three ways, each in both eras (legacy: initialize handshake at 2025-11-25; moder
   (`bench._stdio_servers`), which decodes it with msgspec and answers with the very
   result line mcpcore's server sends, encoded by msgspec; the client decodes that and
   checks its id. Plain ``FdStream.send_all`` / ``receive_some`` on the same kind of
-  pipes. One call at a time it writes and reads the pipes itself; with 100 in flight a
-  reader task routes the answers by id and a writer task joins the waiting requests
+  pipes. One call at a time it writes and reads the pipes itself; with many in flight
+  a reader task routes the answers by id and a writer task joins the waiting requests
   into one write.
 
-Two workloads: one call at a time (batches of `SEQUENTIAL_BATCH` calls, each call's
-latency recorded), and `IN_FLIGHT` concurrent callers (tasks) each making
-`PER_TASK` calls in a row per batch. Each client runs in an event loop of its own
-thread (`bench._stdio_runner`); the harness hands it one batch per operation. Servers
-start once per variant and workload, before any timing; every variant's answer is
-checked outside the timing; every server process is stopped at the end, killed if
-need be.
+Workloads: one call at a time (batches of `SEQUENTIAL_BATCH` calls, each call's
+latency recorded), and the concurrency sweep of `bench._process_layer` (8, 64, 256
+callers at once on the one client; 64 alone with ``--quick``). Each client runs in an
+event loop of its own thread (`bench._stdio_runner`); the harness hands it one batch
+per operation. Servers start once per variant for the sequential workload and once
+for the sweep, before any timing; every variant's answer is checked outside the
+timing; every server process is stopped at the end, killed if need be.
 
     python -m bench --only stdio
     python -m bench.stdio --handoff     # the cost of handing a batch to each kind of loop
@@ -47,7 +47,14 @@ import trio
 
 from bench._harness import Settings, Variant, measure
 from bench._layer import Context, Layer
-from bench._process_layer import ProcessVariant, Workload, content_text, measure_rows
+from bench._process_layer import (
+    ProcessVariant,
+    Workload,
+    content_text,
+    measure_rows,
+    selected,
+    sweep,
+)
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import (
     AsyncioThread,
@@ -63,9 +70,7 @@ from mcpcore import LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, types
 from mcpcore.client import ConnectMode, Outcome
 
 __all__ = [
-    "IN_FLIGHT",
     "LAYER",
-    "PER_TASK",
     "SEQUENTIAL_BATCH",
     "WORKLOADS",
     "CeilingClient",
@@ -80,14 +85,9 @@ __all__ = [
 #: Calls per timed operation, one at a time (full run and ``--quick``): ~12 ms at the
 #: ceiling, so the hand-off to the client's loop (~40-70 µs) is under 1% of it.
 SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH = 200, 50
-#: Concurrent callers in the second workload.
-IN_FLIGHT = 100
-#: Calls each caller makes in a row per batch (full run and ``--quick``): a batch is
-#: ``IN_FLIGHT * PER_TASK`` calls, so starting the callers and draining the last calls
-#: are a small part of it.
-PER_TASK, QUICK_PER_TASK = 10, 1
 
-#: The issue's goals.
+#: The issue's goals. "30x the SDK with 100 in flight" is checked at 64 in flight, the
+#: point of the sweep nearest 100 (and the one ``--quick`` runs).
 SEQUENTIAL_BEATS_SDK = Target("SDK >= 10x", "mcpcore/sdk", 10.0)
 NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
 IN_FLIGHT_BEATS_SDK = Target("SDK >= 30x", "mcpcore/sdk", 30.0)
@@ -303,17 +303,15 @@ def ceiling_text(answer: Any) -> str:
 
 # ---------------------------------------------------------------- the workloads
 
-WORKLOADS = (
-    Workload(
-        "sequential",
-        1,
-        (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH),
-        (SEQUENTIAL_BEATS_SDK, NEAR_CEILING),
-    ),
-    Workload(
-        f"{IN_FLIGHT} in flight", IN_FLIGHT, (PER_TASK, QUICK_PER_TASK), (IN_FLIGHT_BEATS_SDK,)
-    ),
+#: One call at a time, then the sweep (each group shares its clients and servers).
+SEQUENTIAL = Workload(
+    "sequential",
+    1,
+    (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH),
+    (SEQUENTIAL_BEATS_SDK, NEAR_CEILING),
 )
+SWEEP = sweep({64: (IN_FLIGHT_BEATS_SDK,)})
+WORKLOADS = (SEQUENTIAL, *SWEEP)
 
 
 def _variants(context: Context, *, pipelined: bool) -> list[ProcessVariant]:
@@ -332,39 +330,40 @@ _SDK_NOTE = (
 )
 
 
+def _notes(workload: Workload, era: str, settings: Settings) -> list[str]:
+    request, result = exchanged_lines(era)
+    shape = (
+        "one call at a time"
+        if workload.in_flight == 1
+        else f"{workload.in_flight} callers at once on one client"
+    )
+    return [
+        "client API to tool handler and back through a server process's stdin/stdout, "
+        f"{shape}, {workload.calls_per_batch(settings)} calls per timed batch; each client "
+        "in its own thread's event loop",
+        f"mcpcore request {len(request)} B + result {len(result)} B; ceiling: the same "
+        "bytes, trio + msgspec to builtins, no MCP",
+        _SDK_NOTE,
+    ]
+
+
 def run(context: Context) -> list[WorkloadResult]:
-    """Measure both workloads, both eras; one row per workload and era."""
+    """Measure one call at a time, then the sweep, both eras; one row per workload and era."""
     results = []
-    for workload in WORKLOADS:
-        calls = workload.calls_per_batch(context.settings)
-        context.log(f"stdio: tools/call, {workload.key} ({calls} calls per timed batch)")
-        sequential = workload.in_flight == 1
-
-        def notes(era: str, workload: Workload = workload, calls: int = calls) -> list[str]:
-            request, result = exchanged_lines(era)
-            return [
-                "client API to tool handler and back through a server process's stdin/stdout, "
-                + (
-                    "one call at a time"
-                    if workload.in_flight == 1
-                    else f"{workload.in_flight} callers at once"
-                )
-                + f", {calls} calls per timed batch; each client in its own thread's event loop",
-                f"mcpcore request {len(request)} B + result {len(result)} B; ceiling: the same "
-                "bytes, trio + msgspec to builtins, no MCP",
-                _SDK_NOTE,
-            ]
-
+    for group in ((SEQUENTIAL,), SWEEP):
+        workloads = selected(group, context.settings)
         results += measure_rows(
             context,
             layer=LAYER.name,
-            workload=workload,
-            variants=_variants(context, pipelined=not sequential),
+            label="tools/call",
+            workloads=workloads,
+            variants=_variants(context, pipelined=group is SWEEP),
             expected_text=EXPECTED_TEXT,
-            row_name=functools.partial(workload_name, workload.key),
+            row_name=lambda workload, era: workload_name(workload.key, era),
             sizes=lambda era: sum(map(len, exchanged_lines(era))),
-            notes=notes,
+            notes=functools.partial(_notes, settings=context.settings),
             unavailable=() if "sdk" in context.available else ("sdk",),
+            parameters={"transport": "stdio"},
         )
     return results
 

@@ -16,12 +16,16 @@ modern: 2026-07-28, every request with its ``_meta`` envelope and headers):
   bare h11 + trio server that decodes it with msgspec and answers with mcpcore's result
   for that era (`bench._http_ceiling`).
 
-Two workloads: one call at a time on one connection (batches of `SEQUENTIAL_BATCH`
-calls, each call's latency recorded), and `CONNECTIONS` callers at once, each making
-`PER_CALLER` calls in a row per batch (each client opens the connections it needs: the
-ceiling one per caller, mcpcore and the SDK as their pools decide). Clients live in event
-loops of their own threads and each starts its own server process on a free port
-(`bench._process_layer`).
+Every workload runs twice: with JSON replies (each answer a JSON body) and with SSE
+replies (each answer an event stream of one event), every server configured for it
+(`bench._http_servers`; mcpcore's legacy server streams every answer either way).
+Workloads: one call at a time on one connection (batches of `SEQUENTIAL_BATCH` calls,
+each call's latency recorded), then the concurrency sweep of `bench._process_layer` (8,
+64, 256 callers at once on the one client; 64 alone with ``--quick``); each client opens
+the connections it needs: the ceiling one per caller, mcpcore and the SDK as their pools
+decide. Clients live in event loops of their own threads and each starts its own server
+process on a free port (`bench._process_layer`); per reply mode, one client and server
+per variant serves every workload.
 
     python -m bench --only http
 """
@@ -40,10 +44,18 @@ from typing import Any, Final
 import msgspec
 import trio
 
+from bench._harness import Settings
 from bench._http_ceiling import CeilingHttpClient, open_ceiling_http
 from bench._http_servers import SCRIPT
 from bench._layer import Context, Layer
-from bench._process_layer import ProcessVariant, Workload, content_text, measure_rows
+from bench._process_layer import (
+    ProcessVariant,
+    Workload,
+    content_text,
+    measure_rows,
+    selected,
+    sweep,
+)
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import AsyncioThread, TrioThread, asyncio_gather, trio_gather
 from bench._verify import BenchmarkError
@@ -52,15 +64,11 @@ from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
 from mcpcore import types
 from mcpcore.client import ConnectMode
 
-__all__ = ["CONNECTIONS", "LAYER", "PER_CALLER", "SEQUENTIAL_BATCH", "WORKLOADS", "run"]
+__all__ = ["LAYER", "REPLIES", "SEQUENTIAL_BATCH", "WORKLOADS", "run"]
 
 #: Calls per timed operation, one at a time (full run and ``--quick``): ~30 ms at the
 #: ceiling, so the hand-off to the client's loop (~40-70 µs) is well under 1% of it.
 SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH = 100, 20
-#: Concurrent callers in the second workload (the issue's "8 connections").
-CONNECTIONS: Final = 8
-#: Calls each caller makes in a row per batch (full run and ``--quick``).
-PER_CALLER, QUICK_PER_CALLER = 25, 3
 #: Seconds a server process gets to start listening.
 START_TIMEOUT: Final = 30.0
 
@@ -68,6 +76,7 @@ START_TIMEOUT: Final = 30.0
 SEQUENTIAL_BEATS_SDK = Target("SDK >= 5x", "mcpcore/sdk", 5.0)
 NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
 
+#: One call at a time on one connection, then the sweep, all on the same clients.
 WORKLOADS = (
     Workload(
         "sequential, 1 connection",
@@ -75,8 +84,10 @@ WORKLOADS = (
         (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH),
         (SEQUENTIAL_BEATS_SDK, NEAR_CEILING),
     ),
-    Workload(f"{CONNECTIONS} callers", CONNECTIONS, (PER_CALLER, QUICK_PER_CALLER), ()),
+    *sweep(),
 )
+#: How the servers answer, each a workload of its own: the row's words for it.
+REPLIES: Final = {"json": "JSON replies", "sse": "SSE replies"}
 #: What a Streamable HTTP client sends besides the body, per era (the ceiling sends it
 #: too, so that h11 parses the same header block on both sides).
 _MCP_HEADERS: Final = {
@@ -89,9 +100,9 @@ _MCP_HEADERS: Final = {
 }
 
 
-def workload_name(workload: str, era: str) -> str:
-    """The row's name: ``tools/call over HTTP, sequential, 1 connection, legacy (…)``."""
-    return f"tools/call over HTTP, {workload}, {era} ({ERAS[era]})"
+def workload_name(replies: str, workload: str, era: str) -> str:
+    """The row's name: ``tools/call over HTTP, SSE replies, 64 in flight, legacy (…)``."""
+    return f"tools/call over HTTP, {REPLIES[replies]}, {workload}, {era} ({ERAS[era]})"
 
 
 # ------------------------------------------------------------ server processes
@@ -135,11 +146,11 @@ async def _trio_server(kind: str, *extra: str) -> AsyncIterator[int]:
 
 
 @asynccontextmanager
-async def _asyncio_server(kind: str) -> AsyncIterator[int]:
+async def _asyncio_server(kind: str, *extra: str) -> AsyncIterator[int]:
     """A server process listening on a free port (from an asyncio loop); its port."""
     port = _free_port()
     process = await asyncio.create_subprocess_exec(
-        *_command(kind, port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        *_command(kind, port, *extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     loop = asyncio.get_running_loop()
     deadline = loop.time() + START_TIMEOUT
@@ -169,12 +180,17 @@ def _url(port: int) -> str:
 # ---------------------------------------------------------------- the variants
 
 
-def _mcpcore_variant(era: str) -> ProcessVariant:
+def _mode_arguments(replies: str) -> tuple[str, ...]:
+    """The server script's arguments that pick the reply mode."""
+    return ("sse",) if replies == "sse" else ()
+
+
+def _mcpcore_variant(era: str, replies: str) -> ProcessVariant:
     from transports import open_http_client
 
     @asynccontextmanager
     async def opener() -> AsyncIterator[Any]:
-        async with _trio_server("mcpcore") as port:
+        async with _trio_server("mcpcore", *_mode_arguments(replies)) as port:
             mode: ConnectMode = "modern" if era == "modern" else "legacy"
             async with open_http_client(_url(port), mode=mode) as client:
                 yield client
@@ -188,13 +204,13 @@ def _mcpcore_variant(era: str) -> ProcessVariant:
     )
 
 
-def _sdk_variant(era: str) -> ProcessVariant:
+def _sdk_variant(era: str, replies: str) -> ProcessVariant:
     from bench import sdk_dispatch, sdk_http
 
     @asynccontextmanager
     async def opener() -> AsyncIterator[Any]:
         async with (
-            _asyncio_server("sdk") as port,
+            _asyncio_server("sdk", *_mode_arguments(replies)) as port,
             sdk_http.open_client(_url(port), era)() as client,
         ):
             yield client
@@ -211,15 +227,16 @@ def _sdk_variant(era: str) -> ProcessVariant:
     )
 
 
-def _ceiling_variant(era: str) -> ProcessVariant:
+def _ceiling_variant(era: str, replies: str) -> ProcessVariant:
     request, result = exchanged_lines(era)
     result_json = msgspec.json.encode(msgspec.json.decode(result)["result"]).decode()
+    sse = replies == "sse"
 
     @asynccontextmanager
     async def opener() -> AsyncIterator[CeilingHttpClient]:
         async with (
-            _trio_server("ceiling", result_json) as port,
-            open_ceiling_http(port, request, _MCP_HEADERS[era]) as client,
+            _trio_server("ceiling", result_json, *_mode_arguments(replies)) as port,
+            open_ceiling_http(port, request, _MCP_HEADERS[era], sse=sse) as client,
         ):
             yield client
 
@@ -235,56 +252,77 @@ def _ceiling_variant(era: str) -> ProcessVariant:
     )
 
 
-def _variants(context: Context) -> list[ProcessVariant]:
+def _variants(context: Context, replies: str) -> list[ProcessVariant]:
     variants = []
     for era in ERAS:
-        variants.append(_mcpcore_variant(era))
+        variants.append(_mcpcore_variant(era, replies))
         if "sdk" in context.available:
-            variants.append(_sdk_variant(era))
-        variants.append(_ceiling_variant(era))
+            variants.append(_sdk_variant(era, replies))
+        variants.append(_ceiling_variant(era, replies))
     return variants
 
 
-_SDK_NOTE = (
-    "sdk: MCPServer.streamable_http_app(json_response=True, stateless_http=True) on uvicorn "
-    "(uvloop, httptools); its result also carries the text as structuredContent"
-)
+_SDK_NOTE = {
+    "json": "sdk: MCPServer.streamable_http_app(json_response=True, stateless_http=True) on "
+    "uvicorn (uvloop, httptools); its result also carries the text as structuredContent",
+    "sse": "sdk: MCPServer.streamable_http_app(json_response=False, stateless_http=True) on "
+    "uvicorn (uvloop, httptools); its result also carries the text as structuredContent",
+}
+_REPLY_NOTE = {
+    "json": "mcpcore's legacy server answers every POST of requests with an event stream "
+    "(resumable), so its legacy row is SSE replies; its 2026-07-28 answers, the SDK's "
+    "and the ceiling's are JSON bodies",
+    "sse": "every answer an event stream of one event; mcpcore's 2026-07-28 server made to "
+    "stream a plain answer by bench/_http_servers.py (the library streams only once a "
+    "handler sends something first)",
+}
+
+
+def _notes(workload: Workload, era: str, *, replies: str, settings: Settings) -> list[str]:
+    request, result = exchanged_lines(era)
+    shape = (
+        "one call at a time on one keep-alive connection"
+        if workload.in_flight == 1
+        else f"{workload.in_flight} callers at once on one client"
+    )
+    return [
+        f"client API to tool handler and back over HTTP/1.1 on loopback, {shape}, "
+        f"{workload.calls_per_batch(settings)} calls per timed batch; each client in its "
+        "own thread's event loop",
+        f"mcpcore request body {len(request)} B + result {len(result)} B; ceiling: the same "
+        "bodies and MCP headers, bare h11 + trio + msgspec, no MCP, one connection per caller",
+        _REPLY_NOTE[replies],
+        _SDK_NOTE[replies],
+    ]
 
 
 def run(context: Context) -> list[WorkloadResult]:
-    """Measure both workloads, both eras; one row per workload and era."""
+    """Measure every workload with JSON replies, then with SSE replies, both eras."""
     results = []
-    for workload in WORKLOADS:
-        calls = workload.calls_per_batch(context.settings)
-        context.log(f"http: tools/call, {workload.key} ({calls} calls per timed batch)")
-        shape = (
-            "one call at a time on one keep-alive connection"
-            if workload.in_flight == 1
-            else f"{workload.in_flight} callers at once"
-        )
-
-        def notes(era: str, shape: str = shape, calls: int = calls) -> list[str]:
-            request, result = exchanged_lines(era)
-            return [
-                f"client API to tool handler and back over HTTP/1.1 on loopback, {shape}, "
-                f"{calls} calls per timed batch; each client in its own thread's event loop",
-                f"mcpcore request body {len(request)} B + result {len(result)} B; ceiling: "
-                "the same bodies and MCP headers, bare h11 + trio + msgspec, no MCP",
-                _SDK_NOTE,
-            ]
-
+    for replies, words in REPLIES.items():
         results += measure_rows(
             context,
             layer=LAYER.name,
-            workload=workload,
-            variants=_variants(context),
+            label=f"tools/call, {words}",
+            workloads=selected(WORKLOADS, context.settings),
+            variants=_variants(context, replies),
             expected_text=EXPECTED_TEXT,
-            row_name=functools.partial(workload_name, workload.key),
+            row_name=functools.partial(_row_name, replies),
             sizes=lambda era: sum(map(len, exchanged_lines(era))),
-            notes=notes,
+            notes=functools.partial(_notes, replies=replies, settings=context.settings),
             unavailable=() if "sdk" in context.available else ("sdk",),
+            parameters={"transport": f"http-{replies}", "replies": replies},
         )
     return results
 
 
-LAYER = Layer("http", "tools/call between a client and a server process over Streamable HTTP", run)
+def _row_name(replies: str, workload: Workload, era: str) -> str:
+    return workload_name(replies, workload.key, era)
+
+
+LAYER = Layer(
+    "http",
+    "tools/call between a client and a server process over Streamable HTTP, "
+    "JSON replies and SSE replies",
+    run,
+)

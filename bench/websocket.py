@@ -14,16 +14,16 @@ with its ``_meta`` envelope):
   sends (the id changed each time) as one text frame to a bare wsproto + trio server
   that decodes it with msgspec and answers with mcpcore's result for that era
   (`bench._ws_ceiling`). One call at a time it writes and reads the socket itself; with
-  100 in flight a reader task routes answers by id and a writer task joins the waiting
+  many in flight a reader task routes answers by id and a writer task joins the waiting
   frames into one write.
 
 There is no SDK column: the official SDK's WebSocket transports were deprecated in 1.30
 and removed in 2.x (the TypeScript SDK never had a WebSocket server).
 
-Two workloads, as for stdio: one call at a time (batches of `SEQUENTIAL_BATCH` calls,
-each call's latency recorded), and `IN_FLIGHT` callers (tasks) at once on the one
-connection, each making `PER_TASK` calls in a row per batch. Clients live in event loops
-of their own threads and each starts its own server process on a free port
+Workloads, as for stdio: one call at a time (batches of `SEQUENTIAL_BATCH` calls, each
+call's latency recorded), and the concurrency sweep of `bench._process_layer` (8, 64,
+256 callers at once on the one connection; 64 alone with ``--quick``). Clients live in
+event loops of their own threads and each starts its own server process on a free port
 (`bench._process_layer`).
 
     python -m bench --only websocket
@@ -42,8 +42,16 @@ from typing import Any, Final
 import msgspec
 import trio
 
+from bench._harness import Settings
 from bench._layer import Context, Layer
-from bench._process_layer import ProcessVariant, Workload, content_text, measure_rows
+from bench._process_layer import (
+    ProcessVariant,
+    Workload,
+    content_text,
+    measure_rows,
+    selected,
+    sweep,
+)
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import TrioThread, trio_gather
 from bench._verify import BenchmarkError
@@ -54,30 +62,25 @@ from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
 from mcpcore import types
 from mcpcore.client import ConnectMode
 
-__all__ = ["IN_FLIGHT", "LAYER", "PER_TASK", "SEQUENTIAL_BATCH", "WORKLOADS", "run"]
+__all__ = ["LAYER", "SEQUENTIAL_BATCH", "WORKLOADS", "run"]
 
 #: Calls per timed operation, one at a time (full run and ``--quick``): ~20 ms at the
 #: ceiling, so the hand-off to the client's loop (~40-70 µs) is under 1% of it.
 SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH = 100, 20
-#: Concurrent callers in the second workload (the issue's "100 in flight").
-IN_FLIGHT: Final = 100
-#: Calls each caller makes in a row per batch (full run and ``--quick``).
-PER_TASK, QUICK_PER_TASK = 10, 1
 #: Seconds a server process gets to start listening.
 START_TIMEOUT: Final = 30.0
 
-#: The issue's goals (issue 6: 70% of the bare wsproto ceiling sequentially, 50% pipelined).
+#: The issue's goals (issue 6: 70% of the bare wsproto ceiling sequentially, 50% with
+#: 100 in flight, checked at 64, the point of the sweep nearest 100).
 SEQUENTIAL_NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
 PIPELINED_NEAR_CEILING = Target("ceiling >= 0.50", "mcpcore/ceiling", 0.50)
 
-WORKLOADS = (
-    Workload(
-        "sequential", 1, (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH), (SEQUENTIAL_NEAR_CEILING,)
-    ),
-    Workload(
-        f"{IN_FLIGHT} in flight", IN_FLIGHT, (PER_TASK, QUICK_PER_TASK), (PIPELINED_NEAR_CEILING,)
-    ),
+#: One call at a time, then the sweep (each group shares its clients and servers).
+SEQUENTIAL = Workload(
+    "sequential", 1, (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH), (SEQUENTIAL_NEAR_CEILING,)
 )
+SWEEP = sweep({64: (PIPELINED_NEAR_CEILING,)})
+WORKLOADS = (SEQUENTIAL, *SWEEP)
 
 
 def workload_name(workload: str, era: str) -> str:
@@ -171,35 +174,37 @@ def _variants(*, pipelined: bool) -> list[ProcessVariant]:
     return variants
 
 
+def _notes(workload: Workload, era: str, settings: Settings) -> list[str]:
+    request, result = exchanged_lines(era)
+    shape = (
+        "one call at a time" if workload.in_flight == 1 else f"{workload.in_flight} callers at once"
+    )
+    return [
+        f"client API to tool handler and back over one WebSocket on loopback, {shape}, "
+        f"{workload.calls_per_batch(settings)} calls per timed batch; each client in its "
+        "own thread's event loop",
+        f"mcpcore request {len(request)} B + result {len(result)} B, one text frame "
+        "each; ceiling: the same JSON, bare wsproto + trio + msgspec, no MCP",
+        "no SDK column: the official SDK has no WebSocket transport in 2.x",
+    ]
+
+
 def run(context: Context) -> list[WorkloadResult]:
-    """Measure both workloads, both eras; one row per workload and era."""
+    """Measure one call at a time, then the sweep, both eras; one row per workload and era."""
     results = []
-    for workload in WORKLOADS:
-        calls = workload.calls_per_batch(context.settings)
-        context.log(f"websocket: tools/call, {workload.key} ({calls} calls per timed batch)")
-        sequential = workload.in_flight == 1
-        shape = "one call at a time" if sequential else f"{workload.in_flight} callers at once"
-
-        def notes(era: str, shape: str = shape, calls: int = calls) -> list[str]:
-            request, result = exchanged_lines(era)
-            return [
-                f"client API to tool handler and back over one WebSocket on loopback, {shape}, "
-                f"{calls} calls per timed batch; each client in its own thread's event loop",
-                f"mcpcore request {len(request)} B + result {len(result)} B, one text frame "
-                "each; ceiling: the same JSON, bare wsproto + trio + msgspec, no MCP",
-                "no SDK column: the official SDK has no WebSocket transport in 2.x",
-            ]
-
+    for group in ((SEQUENTIAL,), SWEEP):
         results += measure_rows(
             context,
             layer=LAYER.name,
-            workload=workload,
-            variants=_variants(pipelined=not sequential),
+            label="tools/call",
+            workloads=selected(group, context.settings),
+            variants=_variants(pipelined=group is SWEEP),
             expected_text=EXPECTED_TEXT,
-            row_name=functools.partial(workload_name, workload.key),
+            row_name=lambda workload, era: workload_name(workload.key, era),
             sizes=lambda era: sum(map(len, exchanged_lines(era))),
-            notes=notes,
+            notes=functools.partial(_notes, settings=context.settings),
             unavailable=(),
+            parameters={"transport": "websocket"},
         )
     return results
 
