@@ -131,11 +131,19 @@ def _mcpcore_large() -> Any:
             input_schema=tool["inputSchema"],
         )(tool_handler)
     for size_name, size in LARGE_TEXTS.items():
-        text = payloads.text_of_size(size)
         server.resource(resource_uri(size_name), name=f"text {size_name}", mime_type=_MIME)(
-            lambda text=text: text
+            _text_reader(payloads.text_of_size(size))
         )
     return server
+
+
+def _text_reader(text: str) -> Any:
+    """A resource handler answering ``text``."""
+
+    def read() -> str:
+        return text
+
+    return read
 
 
 # ---------------------------------------------------------------- the official SDK
