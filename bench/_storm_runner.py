@@ -10,6 +10,9 @@ calibrate, so `bench._harness.measure` does not fit. Instead, per workload:
    order that rotates from one repetition to the next, each storm checked;
 4. every client is closed, and any server process still alive is killed.
 
+With ``--quick`` (a smoke run: its numbers mean nothing) there is no warm-up and a
+single repetition, since one storm of the official SDK's lasts seconds.
+
 A storm times itself (``perf_counter_ns`` inside its loop) and reports what it saw in
 a `StormOutcome`. An mcpcore storm that fails its checks stops the benchmark; another
 variant that fails (or errs, or runs out of time) is reported unavailable, with why.
@@ -109,11 +112,12 @@ def run_storms(context: Context, layer: str, variants: list[StormVariant]) -> St
                 if column == MCPCORE:
                     raise
                 failed[column] = str(exc)
+        quick = context.settings.quick
         for column in threads:
-            if column not in failed:
+            if column not in failed and not quick:
                 attempt(column)  # the warm-up, checked
         columns = list(threads)
-        for repetition in range(context.settings.repeat):
+        for repetition in range(1 if quick else context.settings.repeat):
             shift = repetition % len(columns)
             for column in (*columns[shift:], *columns[:shift]):
                 if column not in failed and (outcome := attempt(column)) is not None:
