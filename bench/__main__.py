@@ -14,11 +14,22 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import codec, dispatch, importtime, roundtrip, stdio, streamable_http, websocket
+from bench import (
+    codec,
+    dispatch,
+    importtime,
+    large,
+    roundtrip,
+    stdio,
+    storms,
+    streamable_http,
+    websocket,
+)
 from bench._environment import describe
 from bench._harness import Settings
 from bench._layer import Context, Layer
@@ -37,6 +48,8 @@ LAYERS: tuple[Layer, ...] = (
     stdio.LAYER,
     streamable_http.LAYER,
     websocket.LAYER,
+    storms.LAYER,
+    large.LAYER,
     importtime.LAYER,
 )
 
@@ -92,6 +105,10 @@ def parse_args(
     return args
 
 
+def _exit_on_sigterm(signal_number: int, frame: object) -> None:
+    raise SystemExit(128 + signal_number)
+
+
 def main(argv: Sequence[str] | None = None, prog: str = "python -m bench") -> int:
     """Run the selected layers, print the table, write the JSON and the chart; the exit status."""
     args = parse_args(argv, prog)
@@ -101,6 +118,16 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m bench") -> in
         except PlotUnavailableError as exc:
             print(f"{prog}: {exc}", file=sys.stderr)
             return 2
+    # Stopped with SIGTERM, unwind as on Ctrl+C: the layers' ``finally`` blocks stop the
+    # server processes they started (HTTP and WebSocket servers would outlive us).
+    previous = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        return _run(args)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     progress = Progress()
     settings = Settings(
         repeat=args.repeat or (QUICK_REPEAT if args.quick else DEFAULT_REPEAT),

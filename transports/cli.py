@@ -3,18 +3,30 @@
 mcpcore --help
 mcpcore --version
 mcpcore serve [PATH]        # a folder's files, to any MCP client (see serve --help)
+mcpcore bench [ARGS]        # the benchmarks, as python -m bench (from a source checkout)
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 from transports._folder._command import add_serve_command, run_serve_command
 
-__all__ = ["main"]
+__all__ = ["main", "run_bench"]
+
+#: The source checkout this module was loaded from (an editable install runs from one).
+CHECKOUT = Path(__file__).resolve().parent.parent
+#: What ``mcpcore bench`` says when there are no benchmarks to run.
+NO_BENCHMARKS = (
+    "mcpcore bench: the benchmarks live in the source checkout (bench/), which this "
+    "installation does not include; in a checkout run pip install -e '.[bench]', then "
+    "mcpcore bench (or python -m bench)"
+)
 
 
 def _version() -> str:
@@ -33,11 +45,39 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--version", action="version", version=f"mcpcore {_version()}")
     commands = command.add_subparsers(title="commands", dest="command", metavar="COMMAND")
     add_serve_command(commands)
+    # Listed for --help only: `main` hands everything after "bench" to the benchmarks.
+    commands.add_parser(
+        "bench",
+        help="run the benchmarks, as python -m bench (from a source checkout; "
+        "mcpcore bench --help lists the options)",
+        add_help=False,
+    )
     return command
+
+
+def run_bench(arguments: Sequence[str], checkout: Path = CHECKOUT) -> int:
+    """``mcpcore bench``: run ``python -m bench`` of ``checkout`` with ``arguments``.
+
+    The benchmarks are not part of the wheel (they need the official SDK and the
+    repository's server scripts), so they run from a source checkout: the one this
+    module comes from when mcpcore is installed in editable mode. Elsewhere a one-line
+    error says so (exit status 2).
+    """
+    if not (checkout / "bench" / "__main__.py").is_file():
+        print(NO_BENCHMARKS, file=sys.stderr)
+        return 2
+    if sys.path[:1] != [str(checkout)]:  # this checkout's bench, not another one
+        sys.path.insert(0, str(checkout))
+    bench = importlib.import_module("bench.__main__")
+    status: int = bench.main(list(arguments), prog="mcpcore bench")
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["bench"]:  # its options are python -m bench's, parsed there
+        return run_bench(argv[1:])
     arguments = parser().parse_args(argv)
     if arguments.command is None:
         parser().print_help(sys.stderr)
