@@ -22,7 +22,7 @@ Three ways, each in both eras (legacy: initialize handshake at 2025-11-25; moder
 
 Workloads: one call at a time (batches of `SEQUENTIAL_BATCH` calls, each call's
 latency recorded), and the concurrency sweep of `bench._process_layer` (8, 64, 256
-callers at once on the one client; 64 alone with ``--quick``). Each client runs in an
+callers at once on the one client; 8 alone with ``--quick``). Each client runs in an
 event loop of its own thread (`bench._stdio_runner`); the harness hands it one batch
 per operation. Servers start once per variant for the sequential workload and once
 for the sweep, before any timing; every variant's answer is checked outside the
@@ -87,7 +87,7 @@ __all__ = [
 SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH = 200, 50
 
 #: The issue's goals. "30x the SDK with 100 in flight" is checked at 64 in flight, the
-#: point of the sweep nearest 100 (and the one ``--quick`` runs).
+#: point of the sweep nearest 100.
 SEQUENTIAL_BEATS_SDK = Target("SDK >= 10x", "mcpcore/sdk", 10.0)
 NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
 IN_FLIGHT_BEATS_SDK = Target("SDK >= 30x", "mcpcore/sdk", 30.0)

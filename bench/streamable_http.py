@@ -21,7 +21,7 @@ replies (each answer an event stream of one event), every server configured for 
 (`bench._http_servers`; mcpcore's legacy server streams every answer either way).
 Workloads: one call at a time on one connection (batches of `SEQUENTIAL_BATCH` calls,
 each call's latency recorded), then the concurrency sweep of `bench._process_layer` (8,
-64, 256 callers at once on the one client; 64 alone with ``--quick``); each client opens
+64, 256 callers at once on the one client; 8 alone with ``--quick``); each client opens
 the connections it needs: the ceiling one per caller, mcpcore and the SDK as their pools
 decide. Clients live in event loops of their own threads and each starts its own server
 process on a free port (`bench._process_layer`); per reply mode, one client and server

@@ -22,7 +22,7 @@ and removed in 2.x (the TypeScript SDK never had a WebSocket server).
 
 Workloads, as for stdio: one call at a time (batches of `SEQUENTIAL_BATCH` calls, each
 call's latency recorded), and the concurrency sweep of `bench._process_layer` (8, 64,
-256 callers at once on the one connection; 64 alone with ``--quick``). Clients live in
+256 callers at once on the one connection; 8 alone with ``--quick``). Clients live in
 event loops of their own threads and each starts its own server process on a free port
 (`bench._process_layer`).
 
