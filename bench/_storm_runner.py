@@ -6,8 +6,9 @@ calibrate, so `bench._harness.measure` does not fit. Instead, per workload:
 1. every variant's client starts in an event loop of its own thread
    (`bench._stdio_runner`), spawning its server, before anything is timed;
 2. each variant runs one storm untimed (the warm-up), checked;
-3. then `Settings.repeat` repetitions, each running every variant's storm once in an
-   order that rotates from one repetition to the next, each storm checked;
+3. then `Settings.repeat` repetitions (at most `MAX_REPETITIONS`), each running every
+   variant's storm once in an order that rotates from one repetition to the next, each
+   storm checked;
 4. every client is closed, and any server process still alive is killed.
 
 With ``--quick`` (a smoke run: its numbers mean nothing) there is no warm-up and a
@@ -30,7 +31,12 @@ from bench._results import MCPCORE
 from bench._stdio_runner import LoopThread, child_processes, kill_processes
 from bench._verify import BenchmarkError
 
-__all__ = ["StormOutcome", "StormVariant", "run_storms"]
+__all__ = ["MAX_REPETITIONS", "StormOutcome", "StormVariant", "run_storms"]
+
+#: Repetitions at most, whatever ``--repeat`` says: one storm of the official SDK's
+#: lasts up to half a minute (10,000 calls, half cancelled), and a storm is thousands
+#: of operations already, so three medians hold as well as seven.
+MAX_REPETITIONS = 3
 
 
 @dataclass
@@ -117,7 +123,8 @@ def run_storms(context: Context, layer: str, variants: list[StormVariant]) -> St
             if column not in failed and not quick:
                 attempt(column)  # the warm-up, checked
         columns = list(threads)
-        for repetition in range(1 if quick else context.settings.repeat):
+        repetitions = 1 if quick else min(context.settings.repeat, MAX_REPETITIONS)
+        for repetition in range(repetitions):
             shift = repetition % len(columns)
             for column in (*columns[shift:], *columns[:shift]):
                 if column not in failed and (outcome := attempt(column)) is not None:

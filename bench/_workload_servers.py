@@ -5,6 +5,7 @@
     python bench/_workload_servers.py sdk storms       # the official SDK's counterparts
     python bench/_workload_servers.py sdk large
     python bench/_workload_servers.py ceiling progress # the progress storm's raw ceiling
+    python bench/_workload_servers.py sdk sessions PORT  # the SDK on Streamable HTTP
 
 * ``mcpcore``: `transports.serve_stdio` serving a `mcpcore.server.Server` (the
   decorator API).
@@ -213,6 +214,21 @@ def _sdk_large() -> None:
     anyio.run(serve)
 
 
+def _sdk_sessions_http(port: int) -> None:
+    """The SDK's ``MCPServer`` on Streamable HTTP with sessions, on 127.0.0.1:``port``.
+
+    Stateful (legacy sessions need it), JSON responses (no SSE framing): its leanest
+    configuration that keeps sessions. uvicorn, as `bench.sdk_http` runs it.
+    """
+    import uvicorn
+
+    from bench.dispatch import weather
+    from bench.sdk_dispatch import high_level_server
+
+    app = high_level_server(weather).streamable_http_app(json_response=True)
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", access_log=False)
+
+
 # ---------------------------------------------------------------- the raw ceiling
 
 
@@ -265,9 +281,11 @@ def main(argv: list[str]) -> int:
         _sdk_large()
     elif argv == ["ceiling", "progress"]:
         trio.run(serve_progress_ceiling)
+    elif argv[:2] == ["sdk", "sessions"] and len(argv) == 3:
+        _sdk_sessions_http(int(argv[2]))
     else:
         print(
-            f"usage: {sys.argv[0]} mcpcore|sdk storms|large | ceiling progress",
+            f"usage: {sys.argv[0]} mcpcore|sdk storms|large | ceiling progress | sdk sessions PORT",
             file=sys.stderr,
         )
         return 2

@@ -366,7 +366,8 @@ def _e2e_rows(context: Context) -> list[WorkloadResult]:
                 ratios=ratios,
                 notes=[
                     f"client API to server and back, one call at a time, legacy era, {count} "
-                    "calls per repetition; the sdk server is its low-level Server",
+                    f"calls per repetition, median of {len(ours)} repetitions; the sdk "
+                    "server is its low-level Server",
                     f"latency p50/p99 in ms: {latency}",
                     *(f"{column}: n/a: {why}" for column, why in runs.failed.items()),
                 ],

@@ -38,18 +38,30 @@ Workloads (both in memory, client and server in one process, asyncio):
   flight (a client `Connection` after ``send_request``, a server `Connection` after
   ``receive``, no tasks).
 
-Not measured: sessions over Streamable HTTP (a server process's RSS per session would
-need a client making a thousand sessions over the network; left for later).
+Over Streamable HTTP, **idle legacy sessions** (`HTTP_SESSIONS`,
+`QUICK_HTTP_SESSIONS` with ``--quick``) are measured on the server *process*: a fresh
+server per measurement, `HTTP_WARM_UP` sessions opened untimed, its RSS read
+(``/proc/PID/statm``), then ``COUNT`` more sessions (``initialize`` then
+``notifications/initialized``, 2025-11-25, one keep-alive connection, the session ids
+simply kept by nobody), and the RSS grown divided by ``COUNT``. ``mcpcore``:
+`transports.serve_http` serving `bench.dispatch.build_server`
+(``bench/_http_servers.py mcpcore``). ``sdk``: its ``MCPServer`` as
+``streamable_http_app(json_response=True)`` (stateful: sessions need it) on uvicorn
+(``bench/_workload_servers.py sdk sessions``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import http.client
 import json
 import os
+import socket
 import statistics
 import subprocess
 import sys
+import time
 import tracemalloc
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
@@ -66,6 +78,14 @@ __all__ = ["IN_FLIGHT", "LAYER", "QUICK_IN_FLIGHT", "QUICK_SESSIONS", "SESSIONS"
 SESSIONS, QUICK_SESSIONS = 1_000, 20
 #: Requests in flight per measurement: the issue's 10,000 (``--quick``: 200).
 IN_FLIGHT, QUICK_IN_FLIGHT = 10_000, 200
+#: Idle sessions opened over Streamable HTTP per measurement (``--quick``: 100, enough
+#: to grow the server's RSS by pages rather than by noise). mcpcore's server holds at
+#: most 1,024 sessions (`transports` ``MAX_SESSIONS``): the warm-up's and these fit.
+HTTP_SESSIONS, QUICK_HTTP_SESSIONS = 1_000, 100
+#: Sessions opened before the baseline is read (lazy imports, first-use caches).
+HTTP_WARM_UP: Final = 5
+#: Seconds an HTTP server process may take to listen, and one request to be answered.
+HTTP_START_TIMEOUT, HTTP_REQUEST_TIMEOUT = 60.0, 30.0
 #: Fresh processes per probe and kind of measurement (the median is reported): memory
 #: counts barely move between runs, and each run pays an interpreter and its imports.
 RUNS, QUICK_RUNS = 3, 1
@@ -340,6 +360,132 @@ def _measure_all(
     return samples
 
 
+# ---------------------------------------------------------------- over Streamable HTTP
+
+_LEGACY = "2025-11-25"
+_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+
+
+def _http_server_command(column: str, port: int) -> list[str]:
+    """The server process of ``column`` on ``port`` (sessions kept, legacy era)."""
+    if column == MCPCORE:
+        return [sys.executable, str(_ROOT / "bench" / "_http_servers.py"), MCPCORE, str(port)]
+    from bench._workload_servers import SCRIPT
+
+    return [sys.executable, SCRIPT, "sdk", "sessions", str(port)]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_listening(port: int, server: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + HTTP_START_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise BenchmarkError(f"the HTTP server exited with status {server.returncode}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
+        except OSError:
+            time.sleep(0.05)  # (a process starting: nothing to wait on but time)
+            continue
+        return
+    raise BenchmarkError(f"the HTTP server did not listen within {HTTP_START_TIMEOUT:g} s")
+
+
+def _open_http_session(connection: http.client.HTTPConnection, index: int) -> None:
+    """``initialize`` then ``notifications/initialized``: one idle legacy session."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": index,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": _LEGACY,
+            "capabilities": {},
+            "clientInfo": {"name": "bench-memory", "version": "1.0"},
+        },
+    }
+    connection.request("POST", "/mcp", json.dumps(initialize), _HEADERS)
+    response = connection.getresponse()
+    body = response.read()
+    session = response.getheader("mcp-session-id")
+    if response.status != 200 or not session or b'"result"' not in body:
+        raise BenchmarkError(f"initialize answered {response.status}: {body[:200]!r}")
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    headers = {**_HEADERS, "Mcp-Session-Id": session, "MCP-Protocol-Version": _LEGACY}
+    connection.request("POST", "/mcp", json.dumps(initialized), headers)
+    response = connection.getresponse()
+    response.read()
+    if response.status != 202:
+        raise BenchmarkError(f"notifications/initialized answered {response.status}")
+
+
+def _resident(pid: int) -> int:
+    with open(f"/proc/{pid}/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def http_sessions(column: str, count: int) -> float:
+    """Bytes of server RSS per idle legacy session over Streamable HTTP (fresh server)."""
+    port = _free_port()
+    server = subprocess.Popen(
+        _http_server_command(column, port),
+        cwd=_ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_listening(port, server)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=HTTP_REQUEST_TIMEOUT)
+        try:
+            for index in range(HTTP_WARM_UP):
+                _open_http_session(connection, index)
+            before = _resident(server.pid)
+            for index in range(count):
+                _open_http_session(connection, HTTP_WARM_UP + index)
+            return (_resident(server.pid) - before) / count
+        finally:
+            connection.close()
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _http_row(columns: list[str], count: int, runs: int) -> WorkloadResult:
+    samples: dict[str, list[float]] = {column: [] for column in columns}
+    with concurrent.futures.ThreadPoolExecutor(len(columns)) as pool:
+        for _ in range(runs):
+            # Each server is a process of its own: their RSS don't mix.
+            futures = {column: pool.submit(http_sessions, column, count) for column in columns}
+            for column, future in futures.items():
+                samples[column].append(future.result())
+    values: dict[str, float | None] = {
+        column: statistics.median(found) for column, found in samples.items()
+    }
+    values.setdefault("sdk", NOT_AVAILABLE)
+    ours, sdk = values[MCPCORE], values["sdk"]
+    return WorkloadResult(
+        layer=LAYER.name,
+        name=f"memory per idle legacy session over Streamable HTTP, {count:,} at once",
+        size_bytes=None,
+        unit=BYTES,
+        values=values,
+        samples=samples,
+        ratios={f"{MCPCORE}/sdk": None if sdk is None or not ours else sdk / ours},
+        notes=[
+            f"server process RSS grown per session ({count:,} sessions after "
+            f"{HTTP_WARM_UP} untimed, one keep-alive connection; median of {runs} fresh "
+            "servers): initialize + notifications/initialized, 2025-11-25",
+            "mcpcore: transports.serve_http (bench/_http_servers.py); sdk: MCPServer's "
+            "streamable_http_app(json_response=True), stateful, on uvicorn",
+        ],
+    )
+
+
 def _row(
     measured: dict[str, dict[str, list[float]]],
     *,
@@ -401,6 +547,8 @@ def run(context: Context) -> list[WorkloadResult]:
         for column in columns
     ]
     samples = _measure_all(probes, runs, with_rss=not quick)
+    http_count = QUICK_HTTP_SESSIONS if quick else HTTP_SESSIONS
+    context.log(f"memory: {http_count:,} idle legacy sessions over Streamable HTTP")
     return [
         _row(
             {column: samples[f"{column}-{workload}"] for column in columns},
@@ -409,7 +557,7 @@ def run(context: Context) -> list[WorkloadResult]:
             runs=runs,
         )
         for workload, (what, count) in workloads.items()
-    ]
+    ] + [_http_row(columns, http_count, runs)]
 
 
 LAYER = Layer("memory", "bytes per idle session and per request in flight, in memory", run)

@@ -493,7 +493,7 @@ def _progress_row(runs: StormRuns, count: int) -> WorkloadResult:
         notes=[
             "notifications per second, from the call until its result and every "
             "progress callback the client runs; legacy era, each client against its "
-            "own library's server process",
+            f"own library's server process; median of {len(ours)} storms",
             f"progress callbacks run per call (median): {callbacks}; mcpcore's client "
             "hands a callback only the latest progress it has not seen (the last one "
             "always), the SDK runs one task per notification",
@@ -536,7 +536,7 @@ def _cancel_row(runs: StormRuns, calls: int) -> WorkloadResult:
         notes=[
             "milliseconds from starting every caller until each has its answer or its "
             "cancellation; legacy era; each handler holds 5 ms shielded, so cancelled "
-            "calls still finish on the server",
+            f"calls still finish on the server; median of {len(ours)} storms",
             f"per storm (median): {counts} (the rest of the cancelled calls were answered "
             "before their cancellation took effect)",
             f"mcpcore's server still sent {_median_fact(runs, MCPCORE, 'late'):,} answers "
