@@ -25,6 +25,7 @@ _UNIT_TITLES = {
     "msg/s": "messages per second",
     "round trips/s": "round trips per second",
     "ms": "milliseconds (lower is better)",
+    "bytes": "bytes (lower is better)",
 }
 #: The narrowest the workload column gets (it widens to the longest name).
 _NAME_WIDTH = 52
@@ -140,6 +141,8 @@ def _format_size(size: int) -> str:
 def _format_value(value: float, unit: str) -> str:
     if unit == "ms":
         return f"{value:.1f} ms"
+    if unit == "bytes":
+        return _format_size(round(value))
     if value >= 1e6:
         return f"{value / 1e6:.2f}M"
     if value >= 1e4:

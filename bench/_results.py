@@ -2,8 +2,8 @@
 
 A ratio is always a *speed-up of mcpcore*: ``"mcpcore/sdk" = 20`` means mcpcore did the
 job 20 times faster than the official SDK. For rates (operations per second) that is
-``rate(mcpcore) / rate(other)``; for times (milliseconds) it is ``time(other) /
-time(mcpcore)``. Either way, above 1 is mcpcore ahead.
+``rate(mcpcore) / rate(other)``; for times (milliseconds) and sizes (bytes) it is
+``time(other) / time(mcpcore)``. Either way, above 1 is mcpcore ahead.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ MCPCORE = "mcpcore"
 #: A variant's value when the library it needs is not installed (or was left out).
 NOT_AVAILABLE = None
 
-Unit = Literal["msg/s", "round trips/s", "ms"]
+#: What a row's values count: rates (higher is better), or milliseconds and bytes (lower).
+Unit = Literal["msg/s", "round trips/s", "ms", "bytes"]
 
 
 @dataclass(frozen=True)

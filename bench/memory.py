@@ -66,7 +66,7 @@ import tracemalloc
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, Final, NoReturn, cast
+from typing import Any, Final, NoReturn
 
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, Unit, WorkloadResult
@@ -94,7 +94,7 @@ PROBE_TIMEOUT: Final = 300.0
 #: The unit of this layer's rows: bytes, lower is better, ratios ``other / mcpcore``.
 #: (Not among `bench._results.Unit` yet, so the layer is not in ``python -m bench``'s
 #: list; ``python -m bench.memory`` prints its rows.)
-BYTES: Final = cast(Unit, "bytes")
+BYTES: Final[Unit] = "bytes"
 
 _ROOT = Path(__file__).resolve().parent.parent
 _ARGUMENTS = {"location": "New York", "units": "metric"}
