@@ -138,17 +138,20 @@ class StreamDriver:
         self, request_id: RequestId, data: bytes, *, timeout: float | None = None
     ) -> Outcome:
         """Write a request; wait for its answer, reporting progress (see `PendingCall`)."""
-        connection = self.session.connection
         if self._failure is not None:
             raise self._failure
         # "The client MUST NOT attempt to cancel its initialize request" (2024-11-05
         # basic/lifecycle): when we stop waiting for it, the connection is useless.
-        uncancellable = connection.phase is Phase.INITIALIZING
+        uncancellable = self.session.connection.phase is Phase.INITIALIZING
         pending = PendingCall()
         self._calls[request_id] = pending
         try:
-            # If the writer broke, `fail` will say why, or the timeout ends the wait.
-            await self._write(data)
+            # `_write` inlined, and try/except rather than contextlib.suppress: a context
+            # manager object per call costs more than the handler that is never taken.
+            try:  # noqa: SIM105
+                await self._writer.send(self._frame(data))
+            except ConnectionError:
+                pass  # the writer broke: `fail` will say why, or the timeout ends the wait
             return await pending.wait(
                 self._timeout if timeout is None else timeout,
                 current_call_options(),
@@ -238,18 +241,26 @@ class StreamDriver:
                 self.fail(ConnectionClosedError(f"the server broke the protocol: {exc}"))
                 return
             for event in events:
-                await self._route(event)
+                if type(event) is ResponseReceived:
+                    # The common case, routed here rather than by `_route`: the answer
+                    # to a call, or the graceful end of a listen stream.
+                    self._finish(event)
+                else:
+                    await self._route(event)
+
+    def _finish(self, event: ResponseReceived | ErrorReceived | InvalidResponse) -> None:
+        request_id = event.request_id
+        if request_id is None:
+            return  # an error about a message the server could not read: no owner
+        pending = self._calls.get(request_id)
+        if pending is not None:
+            pending.resolve(event)
+        elif request_id in self._streams:
+            self._streams[request_id].finish(event)  # the graceful end of a stream
 
     async def _route(self, event: Event) -> None:
         if isinstance(event, _TERMINAL):
-            request_id = event.request_id
-            if request_id is None:
-                return  # an error about a message the server could not read: no owner
-            pending = self._calls.get(request_id)
-            if pending is not None:
-                pending.resolve(event)
-            elif request_id in self._streams:
-                self._streams[request_id].finish(event)  # the graceful end of a stream
+            self._finish(event)
         elif isinstance(event, ProgressReceived):
             pending = self._calls.get(event.request_id)
             if pending is not None:

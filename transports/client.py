@@ -56,6 +56,7 @@ from transports._client_calls import (
     CallOptions,
     ProgressCallback,
     call_options,
+    call_options_set,
 )
 from transports._client_notifications import NotificationDispatcher, Subscription
 from transports._client_transport import ClientTransport
@@ -96,6 +97,9 @@ class Client:
         # Progress tokens: unique among our requests in flight, as "the progress token
         # MUST be unique across all active requests" (2024-11-05 utilities/progress).
         self._tokens = itertools.count(1)
+        # The context of a call with no options to set: it holds no state, so every such
+        # call (the common case) shares it.
+        self._plain_call = _Calling(transport, None)
 
     # ------------------------------------------------------------ what we know
 
@@ -497,11 +501,16 @@ class Client:
         failure = self._transport.failure
         if failure is not None:
             raise failure
-        return _Calling(self._transport, options)
+        if options is None and not call_options_set():
+            return self._plain_call
+        return _Calling(self._transport, call_options(options))
 
 
 class _Calling:
-    """The context of one session call (a class, not a generator: it wraps every call).
+    """The context of session calls (a class, not a generator: it wraps every call).
+
+    It sets ``options`` (a `call_options`) around one call; without options it holds
+    no state, and one is shared by every such call of a client.
 
     A closed `Connection` refuses to build requests (an MRTR retry after the server
     died, say) with `LocalProtocolError`: the reason worth reporting is the transport's.
@@ -509,12 +518,13 @@ class _Calling:
 
     __slots__ = ("_options", "_transport")
 
-    def __init__(self, transport: ClientTransport, options: CallOptions | None) -> None:
+    def __init__(self, transport: ClientTransport, options: call_options | None) -> None:
         self._transport = transport
-        self._options = call_options(options)
+        self._options = options
 
     def __enter__(self) -> None:
-        self._options.__enter__()
+        if self._options is not None:
+            self._options.__enter__()
 
     def __exit__(
         self,
@@ -522,7 +532,8 @@ class _Calling:
         exc_value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        self._options.__exit__()
+        if self._options is not None:
+            self._options.__exit__()
         if isinstance(exc_value, LocalProtocolError):
             failure = self._transport.failure
             if failure is not None:
