@@ -11,9 +11,9 @@ started itself. Two kinds of workload:
   ``--quick``): that many callers (tasks) at once on the one client, each making calls
   in a row.
 
-Every variant's client and server start once for the sequential workload and once for
-the whole sweep, before anything is timed; per workload, every variant's answers are
-checked outside the timing (the warm-up batch) and the variants are measured
+Every variant's client and server start once for all the workloads of a layer (of a
+reply mode, for HTTP), before anything is timed; per workload, every variant's answers
+are checked outside the timing (the warm-up batch) and the variants are measured
 interleaved; every server is stopped at the end (killed if it outlives its client).
 """
 
@@ -58,6 +58,8 @@ class ProcessVariant:
         call: One call on the opened client; its answer.
         text_of: The tool's text in an answer (checked once, outside the timing).
         gather: Runs N copies of a coroutine function at once, in that loop.
+        call_concurrent: The call made when many are in flight, if not `call` (the raw
+            ceilings pipeline then; one at a time they read their own answer).
     """
 
     name: str
@@ -68,6 +70,7 @@ class ProcessVariant:
     call: Callable[[Any], Awaitable[Any]]
     text_of: Callable[[Any], str]
     gather: Callable[[int, Callable[[], Any]], Awaitable[list[Any]]]
+    call_concurrent: Callable[[Any], Awaitable[Any]] | None = None
     latencies: list[int] = field(default_factory=list)
 
 
@@ -155,6 +158,7 @@ def _batch(variant: ProcessVariant, shape: _Shape) -> Callable[[Any], Awaitable[
     callers at once (`ProcessVariant.gather`), each making its calls in a row.
     """
     call, gather = variant.call, variant.gather
+    call_concurrent = variant.call_concurrent or call
     latencies, clock = variant.latencies, time.perf_counter_ns
 
     async def batch(client: Any) -> list[Any]:
@@ -170,7 +174,7 @@ def _batch(variant: ProcessVariant, shape: _Shape) -> Callable[[Any], Awaitable[
         async def caller() -> Any:
             result = None
             for _ in range(calls):
-                result = await call(client)
+                result = await call_concurrent(client)
             return result
 
         return await gather(shape.callers, caller)
@@ -266,8 +270,9 @@ def measure_rows(
     """Measure ``workloads`` over ``variants``, one client each for all of them.
 
     One row per workload and era, in round trips per second. The workloads share the
-    variants' clients and servers, so they should share a shape: one call at a time,
-    or the points of the sweep (the raw ceilings pipeline or not).
+    variants' clients and servers (started once), in order: one call at a time first,
+    then the points of the sweep (`ProcessVariant.call_concurrent` from the first
+    concurrent batch on).
 
     Args:
         context: The run's settings and available comparisons.

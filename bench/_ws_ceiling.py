@@ -84,10 +84,13 @@ class CeilingWsClient:
 
     `call` writes and reads the socket itself (one call at a time); `call_pipelined`
     leaves the writing to `write_requests` and the reading to `read_answers`, which run
-    as tasks, so that many calls can be in flight.
+    as tasks in ``nursery`` from the first pipelined call on, so that many calls can be
+    in flight (and `call` pipelines too from then on: only one task may read).
     """
 
-    def __init__(self, stream: trio.SocketStream, ws: WSConnection, request: bytes) -> None:
+    def __init__(
+        self, stream: trio.SocketStream, ws: WSConnection, request: bytes, nursery: trio.Nursery
+    ) -> None:
         self._stream = stream
         self._ws = ws
         self._request: dict[str, Any] = msgspec.json.decode(request)
@@ -96,6 +99,8 @@ class CeilingWsClient:
         self._next_id = 0
         self._pending: dict[int, _Pending] = {}
         self._outbox, self._queued = trio.open_memory_channel[bytes](float("inf"))
+        self._nursery = nursery
+        self._pipelining = False
 
     def _frame(self) -> tuple[int, bytes]:
         self._next_id += 1
@@ -105,6 +110,8 @@ class CeilingWsClient:
 
     async def call(self) -> Any:
         """One call, alone on the socket: write the request, read the answer; its result."""
+        if self._pipelining:
+            return await self.call_pipelined()
         request_id, frame = self._frame()
         await self._stream.send_all(frame)
         ws = self._ws
@@ -122,6 +129,10 @@ class CeilingWsClient:
 
     async def call_pipelined(self) -> Any:
         """One call among many in flight; its result."""
+        if not self._pipelining:
+            self._pipelining = True
+            self._nursery.start_soon(self.write_requests)
+            self._nursery.start_soon(self.read_answers)
         request_id, frame = self._frame()
         pending = self._pending[request_id] = _Pending()
         self._outbox.send_nowait(frame)
@@ -171,18 +182,9 @@ async def _connect(port: int) -> tuple[trio.SocketStream, WSConnection]:
 
 
 @asynccontextmanager
-async def open_ceiling_ws(
-    port: int, request: bytes, *, pipelined: bool
-) -> AsyncIterator[CeilingWsClient]:
-    """A `CeilingWsClient` to the server on ``port`` (its tasks running if pipelined)."""
+async def open_ceiling_ws(port: int, request: bytes) -> AsyncIterator[CeilingWsClient]:
+    """A `CeilingWsClient` to the server on ``port``, its tasks stopped on exit."""
     stream, ws = await _connect(port)
-    async with stream:
-        client = CeilingWsClient(stream, ws, request)
-        if not pipelined:
-            yield client
-            return
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(client.write_requests)
-            nursery.start_soon(client.read_answers)
-            yield client
-            nursery.cancel_scope.cancel()
+    async with stream, trio.open_nursery() as nursery:
+        yield CeilingWsClient(stream, ws, request, nursery)
+        nursery.cancel_scope.cancel()

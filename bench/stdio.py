@@ -24,9 +24,9 @@ Workloads: one call at a time (batches of `SEQUENTIAL_BATCH` calls, each call's
 latency recorded), and the concurrency sweep of `bench._process_layer` (8, 64, 256
 callers at once on the one client; 8 alone with ``--quick``). Each client runs in an
 event loop of its own thread (`bench._stdio_runner`); the harness hands it one batch
-per operation. Servers start once per variant for the sequential workload and once
-for the sweep, before any timing; every variant's answer is checked outside the
-timing; every server process is stopped at the end, killed if need be.
+per operation. Servers start once per variant for all the workloads, before any
+timing; every variant's answer is checked outside the timing; every server process is
+stopped at the end, killed if need be.
 
     python -m bench --only stdio
     python -m bench.stdio --handoff     # the cost of handing a batch to each kind of loop
@@ -152,10 +152,11 @@ class CeilingClient:
 
     `call` writes and reads the pipes itself (one call at a time); `call_pipelined`
     leaves the writing to `write_requests` and the reading to `read_answers`, which run
-    as tasks, so that many calls can be in flight.
+    as tasks in ``nursery`` from the first pipelined call on, so that many calls can be
+    in flight (and `call` pipelines too from then on: only one task may read).
     """
 
-    def __init__(self, process: trio.Process, request: bytes) -> None:
+    def __init__(self, process: trio.Process, request: bytes, nursery: trio.Nursery) -> None:
         assert process.stdin is not None
         assert process.stdout is not None
         self._stdin = process.stdin
@@ -167,6 +168,8 @@ class CeilingClient:
         self._rest = b""
         self._pending: dict[int, _Pending] = {}
         self._outbox, self._queued = trio.open_memory_channel[bytes](float("inf"))
+        self._nursery = nursery
+        self._pipelining = False
 
     def _line(self) -> tuple[int, bytes]:
         self._next_id += 1
@@ -175,6 +178,8 @@ class CeilingClient:
 
     async def call(self) -> Any:
         """One call, alone on the pipes: write the request, read the answer; its result."""
+        if self._pipelining:
+            return await self.call_pipelined()
         request_id, line = self._line()
         await self._stdin.send_all(line)
         rest = self._rest
@@ -191,6 +196,10 @@ class CeilingClient:
 
     async def call_pipelined(self) -> Any:
         """One call among many in flight; its result."""
+        if not self._pipelining:
+            self._pipelining = True
+            self._nursery.start_soon(self.write_requests)
+            self._nursery.start_soon(self.read_answers)
         request_id, line = self._line()
         pending = self._pending[request_id] = _Pending()
         self._outbox.send_nowait(line)
@@ -211,7 +220,7 @@ class CeilingClient:
 
     async def read_answers(self) -> None:
         """The reader task: each answer to the call waiting for it."""
-        rest = b""
+        rest = self._rest
         decode, pending = self._decode, self._pending
         while chunk := await self._stdout.receive_some(READ_SIZE):
             *lines, rest = (rest + chunk).split(b"\n")
@@ -223,9 +232,7 @@ class CeilingClient:
 
 
 @asynccontextmanager
-async def open_ceiling(
-    request: bytes, result: bytes, *, pipelined: bool
-) -> AsyncIterator[CeilingClient]:
+async def open_ceiling(request: bytes, result: bytes) -> AsyncIterator[CeilingClient]:
     """Spawn the ceiling's server process answering with ``result``; a client to it."""
     process = await trio.lowlevel.open_process(
         [sys.executable, SCRIPT, "ceiling", result.decode()],
@@ -233,14 +240,8 @@ async def open_ceiling(
         stdout=subprocess.PIPE,
     )
     try:
-        client = CeilingClient(process, request)
-        if not pipelined:
-            yield client
-            return
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(client.write_requests)
-            nursery.start_soon(client.read_answers)
-            yield client
+            yield CeilingClient(process, request, nursery)
             nursery.cancel_scope.cancel()
     finally:
         process.kill()
@@ -282,16 +283,23 @@ def _sdk_variant(era: str) -> ProcessVariant:
     )
 
 
-def _ceiling_variant(era: str, *, pipelined: bool) -> ProcessVariant:
+def _ceiling_variant(era: str) -> ProcessVariant:
     request, result = exchanged_lines(era)
     result_json = msgspec.json.encode(msgspec.json.decode(result)["result"])
 
     def opener() -> AbstractAsyncContextManager[CeilingClient]:
-        return open_ceiling(request, result_json, pipelined=pipelined)
+        return open_ceiling(request, result_json)
 
-    call = CeilingClient.call_pipelined if pipelined else CeilingClient.call
     return ProcessVariant(
-        f"ceiling {era}", "ceiling", era, TrioThread, opener, call, ceiling_text, trio_gather
+        f"ceiling {era}",
+        "ceiling",
+        era,
+        TrioThread,
+        opener,
+        CeilingClient.call,
+        ceiling_text,
+        trio_gather,
+        call_concurrent=CeilingClient.call_pipelined,
     )
 
 
@@ -303,7 +311,7 @@ def ceiling_text(answer: Any) -> str:
 
 # ---------------------------------------------------------------- the workloads
 
-#: One call at a time, then the sweep (each group shares its clients and servers).
+#: One call at a time, then the sweep, all on the same clients and servers.
 SEQUENTIAL = Workload(
     "sequential",
     1,
@@ -314,13 +322,13 @@ SWEEP = sweep({64: (IN_FLIGHT_BEATS_SDK,)})
 WORKLOADS = (SEQUENTIAL, *SWEEP)
 
 
-def _variants(context: Context, *, pipelined: bool) -> list[ProcessVariant]:
+def _variants(context: Context) -> list[ProcessVariant]:
     variants = []
     for era in ERAS:
         variants.append(_mcpcore_variant(era))
         if "sdk" in context.available:
             variants.append(_sdk_variant(era))
-        variants.append(_ceiling_variant(era, pipelined=pipelined))
+        variants.append(_ceiling_variant(era))
     return variants
 
 
@@ -349,23 +357,19 @@ def _notes(workload: Workload, era: str, settings: Settings) -> list[str]:
 
 def run(context: Context) -> list[WorkloadResult]:
     """Measure one call at a time, then the sweep, both eras; one row per workload and era."""
-    results = []
-    for group in ((SEQUENTIAL,), SWEEP):
-        workloads = selected(group, context.settings)
-        results += measure_rows(
-            context,
-            layer=LAYER.name,
-            label="tools/call",
-            workloads=workloads,
-            variants=_variants(context, pipelined=group is SWEEP),
-            expected_text=EXPECTED_TEXT,
-            row_name=lambda workload, era: workload_name(workload.key, era),
-            sizes=lambda era: sum(map(len, exchanged_lines(era))),
-            notes=functools.partial(_notes, settings=context.settings),
-            unavailable=() if "sdk" in context.available else ("sdk",),
-            parameters={"transport": "stdio"},
-        )
-    return results
+    return measure_rows(
+        context,
+        layer=LAYER.name,
+        label="tools/call",
+        workloads=selected(WORKLOADS, context.settings),
+        variants=_variants(context),
+        expected_text=EXPECTED_TEXT,
+        row_name=lambda workload, era: workload_name(workload.key, era),
+        sizes=lambda era: sum(map(len, exchanged_lines(era))),
+        notes=functools.partial(_notes, settings=context.settings),
+        unavailable=() if "sdk" in context.available else ("sdk",),
+        parameters={"transport": "stdio"},
+    )
 
 
 LAYER = Layer("stdio", "tools/call between a client and a server process over stdio", run)

@@ -75,7 +75,7 @@ START_TIMEOUT: Final = 30.0
 SEQUENTIAL_NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
 PIPELINED_NEAR_CEILING = Target("ceiling >= 0.50", "mcpcore/ceiling", 0.50)
 
-#: One call at a time, then the sweep (each group shares its clients and servers).
+#: One call at a time, then the sweep, all on the same clients and servers.
 SEQUENTIAL = Workload(
     "sequential", 1, (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH), (SEQUENTIAL_NEAR_CEILING,)
 )
@@ -148,7 +148,7 @@ def _mcpcore_variant(era: str) -> ProcessVariant:
     )
 
 
-def _ceiling_variant(era: str, *, pipelined: bool) -> ProcessVariant:
+def _ceiling_variant(era: str) -> ProcessVariant:
     request, result = exchanged_lines(era)
     result_json = msgspec.json.encode(msgspec.json.decode(result)["result"]).decode()
 
@@ -156,21 +156,28 @@ def _ceiling_variant(era: str, *, pipelined: bool) -> ProcessVariant:
     async def opener() -> AsyncIterator[CeilingWsClient]:
         async with (
             _server("ceiling", result_json) as port,
-            open_ceiling_ws(port, request, pipelined=pipelined) as client,
+            open_ceiling_ws(port, request) as client,
         ):
             yield client
 
-    call = CeilingWsClient.call_pipelined if pipelined else CeilingWsClient.call
     return ProcessVariant(
-        f"ceiling {era}", "ceiling", era, TrioThread, opener, call, ceiling_text, trio_gather
+        f"ceiling {era}",
+        "ceiling",
+        era,
+        TrioThread,
+        opener,
+        CeilingWsClient.call,
+        ceiling_text,
+        trio_gather,
+        call_concurrent=CeilingWsClient.call_pipelined,
     )
 
 
-def _variants(*, pipelined: bool) -> list[ProcessVariant]:
+def _variants() -> list[ProcessVariant]:
     variants = []
     for era in ERAS:
         variants.append(_mcpcore_variant(era))
-        variants.append(_ceiling_variant(era, pipelined=pipelined))
+        variants.append(_ceiling_variant(era))
     return variants
 
 
@@ -191,22 +198,19 @@ def _notes(workload: Workload, era: str, settings: Settings) -> list[str]:
 
 def run(context: Context) -> list[WorkloadResult]:
     """Measure one call at a time, then the sweep, both eras; one row per workload and era."""
-    results = []
-    for group in ((SEQUENTIAL,), SWEEP):
-        results += measure_rows(
-            context,
-            layer=LAYER.name,
-            label="tools/call",
-            workloads=selected(group, context.settings),
-            variants=_variants(pipelined=group is SWEEP),
-            expected_text=EXPECTED_TEXT,
-            row_name=lambda workload, era: workload_name(workload.key, era),
-            sizes=lambda era: sum(map(len, exchanged_lines(era))),
-            notes=functools.partial(_notes, settings=context.settings),
-            unavailable=(),
-            parameters={"transport": "websocket"},
-        )
-    return results
+    return measure_rows(
+        context,
+        layer=LAYER.name,
+        label="tools/call",
+        workloads=selected(WORKLOADS, context.settings),
+        variants=_variants(),
+        expected_text=EXPECTED_TEXT,
+        row_name=lambda workload, era: workload_name(workload.key, era),
+        sizes=lambda era: sum(map(len, exchanged_lines(era))),
+        notes=functools.partial(_notes, settings=context.settings),
+        unavailable=(),
+        parameters={"transport": "websocket"},
+    )
 
 
 LAYER = Layer(
