@@ -25,7 +25,8 @@ the builtins.
 **End to end over stdio** (round trips per second): ``client.read_resource(uri)`` of
 the 1 MiB and 10 MiB resource, and ``client.list_tools()`` of the 1,000 tools in one
 page, legacy era (2025-11-25), one call at a time, each client against a server
-process of its own library (`bench._workload_servers` ``large``):
+process of its own library (`bench._workload_servers` ``large``), no client cache in the
+way (mcpcore ``fresh=True``, the SDK ``cache_mode="bypass"``):
 
 * ``mcpcore``: ``transports.open_stdio_client(..., mode="legacy")`` against
   `transports.serve_stdio` serving a `mcpcore.server.Server` (decorator API, the
@@ -300,10 +301,10 @@ def _sdk_e2e(calls: dict[str, int], latencies: dict[str, list[int]]) -> StormVar
         return Client(parameters, mode="legacy")
 
     async def read(client: Client, uri: str) -> Any:
-        return await asyncio.wait_for(client.read_resource(uri, cache_mode="refresh"), CALL_TIMEOUT)
+        return await asyncio.wait_for(client.read_resource(uri, cache_mode="bypass"), CALL_TIMEOUT)
 
     async def list_tools(client: Client) -> Any:
-        return await asyncio.wait_for(client.list_tools(cache_mode="refresh"), CALL_TIMEOUT)
+        return await asyncio.wait_for(client.list_tools(cache_mode="bypass"), CALL_TIMEOUT)
 
     return StormVariant(
         "sdk", AsyncioThread, opener, _e2e_storm(calls, read, list_tools, latencies)

@@ -72,7 +72,18 @@ from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, Unit, WorkloadResult
 from bench._verify import BenchmarkError
 
-__all__ = ["IN_FLIGHT", "LAYER", "QUICK_IN_FLIGHT", "QUICK_SESSIONS", "SESSIONS", "probe", "run"]
+__all__ = [
+    "HTTP_SESSIONS",
+    "IN_FLIGHT",
+    "LAYER",
+    "QUICK_HTTP_SESSIONS",
+    "QUICK_IN_FLIGHT",
+    "QUICK_SESSIONS",
+    "SESSIONS",
+    "http_sessions",
+    "probe",
+    "run",
+]
 
 #: Idle sessions per measurement: the issue's 1,000 (``--quick``: 20).
 SESSIONS, QUICK_SESSIONS = 1_000, 20
