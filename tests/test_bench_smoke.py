@@ -6,10 +6,13 @@ fast anything was (a test never asserts a timing, see shared/PERF.md).
 
 from __future__ import annotations
 
+import http.client
 import importlib.util
 import json
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -234,3 +237,63 @@ def test_plot_without_matplotlib_fails_before_measuring(
     assert "pip install" in line
     assert not chart.exists()
     assert not (tmp_path / "out.json").exists()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def post_modern_call(port: int) -> tuple[str, bytes]:
+    """POST the HTTP layer's 2026-07-28 tools/call; the reply's content type and body."""
+    from bench.stdio import ERAS, exchanged_lines
+
+    request, _ = exchanged_lines("modern")
+    headers = {
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": ERAS["modern"],
+        "mcp-method": "tools/call",
+        "mcp-name": "get_weather",
+    }
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("POST", "/mcp", body=request, headers=headers)
+        response = connection.getresponse()
+        return response.getheader("content-type") or "", response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "content_type"), [((), "application/json"), (("sse",), "text/event-stream")]
+)
+def test_the_http_layer_s_mcpcore_server_answers_in_the_mode_asked(
+    mode: tuple[str, ...], content_type: str
+) -> None:
+    # The SSE-replies rows would silently measure JSON if the bench's knob stopped working.
+    port = free_port()
+    script = ROOT / "bench" / "_http_servers.py"
+    server = subprocess.Popen(
+        [sys.executable, str(script), "mcpcore", str(port), *mode],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        for _ in range(300):  # up to 30 s for the server to listen
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None, "the server exited"
+                time.sleep(0.1)
+        shown, body = post_modern_call(port)
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+    assert shown == content_type
+    assert b"Current weather in New York" in body
+    if mode:
+        assert body.startswith(b"data: ")  # one event, the answer
