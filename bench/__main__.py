@@ -4,7 +4,7 @@ Examples::
 
     python -m bench                         # every layer, 7 repetitions
     python -m bench --only codec --repeat 9
-    python -m bench --quick --json out.json # a smoke run of a few seconds
+    python -m bench --quick --json out.json # a smoke run, under a minute
     python -m bench --without sdk           # leave the official SDK out
     python -m bench --plot chart.png        # and the chart (needs matplotlib)
 
@@ -83,7 +83,9 @@ def parse_args(
         f"{QUICK_REPEAT} with --quick)",
     )
     parser.add_argument(
-        "--quick", action="store_true", help="a smoke run of a few seconds; numbers not meaningful"
+        "--quick",
+        action="store_true",
+        help="a smoke run (the sweep cut to 1 and 8 in flight); numbers not meaningful",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write every number here")
     parser.add_argument(
