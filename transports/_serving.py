@@ -59,12 +59,10 @@ SHUTDOWN_GRACE: Final = 2.0
 SECRET_SIZE: Final = 32
 
 _Answer = ResponseReceived | ErrorReceived | InvalidResponse
-#: A request to handle, and its share of the concurrency cap.
-_Job = tuple[RequestReceived, "_Slot"]
 
 
-def _request_id(job: _Job) -> RequestId:
-    return job[0].request_id
+def _request_id(job: _Request) -> RequestId:
+    return job.event.request_id
 
 
 class ServerDriver:
@@ -100,7 +98,7 @@ class ServerDriver:
         self._frame = frame
         self._principal = principal
         self._slots = trio.Semaphore(max_handlers)
-        self._handlers: WorkerPool[_Job] | None = None  # (lives in serve's nursery)
+        self._handlers: WorkerPool[_Request] | None = None  # (lives in serve's nursery)
         self._asked: dict[RequestId, _Waiter] = {}
         self._closed = False
         self._drained = trio.Event()  # set once closed and the last handler is done
@@ -131,7 +129,7 @@ class ServerDriver:
                                 self._slots.acquire_nowait()  # (no trip through the scheduler)
                             except trio.WouldBlock:
                                 await self._slots.acquire()  # backpressure: stop reading
-                            handlers.submit((event, _Slot(self._slots)))
+                            handlers.submit(_Request(self, event))
                         else:
                             await self._route(event)
                 self._closed = True
@@ -170,20 +168,18 @@ class ServerDriver:
 
     # ----------------------------------------------------------------- handlers
 
-    async def _handle(self, job: _Job) -> None:
+    async def _handle(self, job: _Request) -> None:
         """Answer one request (in a worker task, under a scope that is its alone)."""
-        event, slot = job
         try:
-            outbound = _RequestOutbound(self, slot)
             reply = await self._server.handle_request(
-                self._connection, event, outbound, principal=self._principal
+                self._connection, job.event, job, principal=self._principal
             )
             if reply is not None:
-                await self._write(reply)
+                await self._writer.send(self._frame(reply))  # (`_write`, one call less)
         except ConnectionError:
             pass  # the client is gone: nobody to answer
         finally:
-            slot.release()
+            job.release()
             if self._closed and self._handlers is not None and self._handlers.running <= 1:
                 self._drained.set()  # (this one is still counted until it returns)
 
@@ -192,7 +188,7 @@ class ServerDriver:
 
     # ------------------------------------------------- our requests to the client
 
-    async def ask(self, request_id: RequestId, data: bytes, slot: _Slot | None) -> _Answer:
+    async def ask(self, request_id: RequestId, data: bytes, slot: _Request | None) -> _Answer:
         """Send a server-to-client request (legacy era) and wait for its answer.
 
         If the waiting handler is cancelled (the client cancelled its request, or the
@@ -224,25 +220,6 @@ class ServerDriver:
             waiter.fail(ConnectionError("the client is gone"))
 
 
-class _Slot:
-    """One handler's share of the concurrency cap, released exactly once per acquire."""
-
-    __slots__ = ("_held", "_semaphore")
-
-    def __init__(self, semaphore: trio.Semaphore) -> None:
-        self._semaphore = semaphore
-        self._held = True
-
-    def release(self) -> None:
-        if self._held:
-            self._held = False
-            self._semaphore.release()
-
-    async def reacquire(self) -> None:
-        await self._semaphore.acquire()
-        self._held = True
-
-
 class _Waiter:
     """Where the client's answer to one of our requests is left for the asking handler."""
 
@@ -269,14 +246,31 @@ class _Waiter:
         return self._answer
 
 
-class _RequestOutbound:
-    """The `mcpcore.server.Outbound` of one request: its notifications and its questions."""
+class _Request:
+    """One request to handle: its event, its share of the concurrency cap, its `Outbound`.
 
-    __slots__ = ("_driver", "_slot")
+    (One object for the three, rather than one each, as they live and die together:
+    this is the job a worker runs, and the `mcpcore.server.Outbound` of the request.)
+    The slot is released exactly once per acquire.
+    """
 
-    def __init__(self, driver: ServerDriver, slot: _Slot | None) -> None:
+    __slots__ = ("_driver", "_held", "event")
+
+    def __init__(self, driver: ServerDriver, event: RequestReceived) -> None:
         self._driver = driver
-        self._slot = slot
+        self._held = True
+        self.event = event
+
+    def release(self) -> None:
+        """Give the request's slot back (when it ends, or while it waits on the client)."""
+        if self._held:
+            self._held = False
+            self._driver._slots.release()
+
+    async def reacquire(self) -> None:
+        """Take a slot again (after waiting on the client)."""
+        await self._driver._slots.acquire()
+        self._held = True
 
     async def send(self, data: bytes) -> None:
         """Write a notification of this request (progress, a log message...)."""
@@ -284,13 +278,21 @@ class _RequestOutbound:
 
     async def request(self, request_id: RequestId, data: bytes) -> _Answer:
         """Ask the client (legacy era); see `ServerDriver.ask`."""
-        return await self._driver.ask(request_id, data, self._slot)
+        return await self._driver.ask(request_id, data, self)
 
 
-class _ConnectionOutbound(_RequestOutbound):
+class _ConnectionOutbound:
     """The connection's own `Outbound`: change notifications not tied to a request."""
 
-    __slots__ = ()
+    __slots__ = ("_driver",)
 
     def __init__(self, driver: ServerDriver) -> None:
-        super().__init__(driver, None)
+        self._driver = driver
+
+    async def send(self, data: bytes) -> None:
+        """Write a change notification."""
+        await self._driver._write(data)
+
+    async def request(self, request_id: RequestId, data: bytes) -> _Answer:
+        """Ask the client (legacy era); see `ServerDriver.ask`."""
+        return await self._driver.ask(request_id, data, None)

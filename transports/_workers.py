@@ -61,6 +61,9 @@ class WorkerPool(Generic[_Job]):
         self._max_idle = max_idle
         self._idle: list[trio.lowlevel.Task] = []
         self._scopes: dict[Hashable, trio.CancelScope] = {}
+        # The scopes `cancel` cancelled, whose workers have not retired them yet. (Kept
+        # here rather than asked of `CancelScope.cancel_called`, which reads the clock.)
+        self._spent: set[trio.CancelScope] = set()
         # Handed to a worker that has not run yet (it runs at the scheduler's next turn),
         # and, of those, the ones cancelled already.
         self._starting: set[Hashable] = set()
@@ -84,6 +87,7 @@ class WorkerPool(Generic[_Job]):
         scope = self._scopes.get(job_key)
         if scope is not None:
             scope.cancel()
+            self._spent.add(scope)
             return True
         if job_key in self._starting:
             self._cancelled_early.add(job_key)  # it will not run at all
@@ -109,7 +113,8 @@ class WorkerPool(Generic[_Job]):
                             await self._run(current)
                         finally:
                             del self._scopes[key]
-                    if scope.cancel_called:
+                    if scope in self._spent:
+                        self._spent.discard(scope)
                         break  # a cancellation used this scope up: take a fresh one
                     job = await self._next()
                     if job is None:
