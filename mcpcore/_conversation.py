@@ -14,7 +14,7 @@ from typing import Any, Final
 from mcpcore import _state
 from mcpcore._inflight import RequestTable
 from mcpcore._state import LEGACY_PHASES, Phase, Role, Step
-from mcpcore.methods import DEFAULT_METHODS, Direction, MethodTable
+from mcpcore.methods import DEFAULT_METHODS, Direction, MethodSpec, MethodTable
 from mcpcore.types import (
     SERVER_INFO_META_KEY,
     ClientCapabilities,
@@ -86,6 +86,10 @@ class ConversationState:
         self._sendable_notifications: Final = methods.flowing_specs(sending, requests=False)
         self._receivable: Final = methods.flowing(Direction.BOTH & ~sending)
         self._call_decoder: Final = methods.call_decoder
+        # The requests a client passed every check for in one state (phase, version, the
+        # server's capabilities): they need no checking again until the state changes.
+        self._cleared: dict[str, MethodSpec] = {}
+        self._cleared_state: tuple[Any, ...] | None = None
         # The one-pass decoding paths (mcpcore._onepass) change speed, never behaviour;
         # the tests turn them off to compare.
         self._one_pass = True

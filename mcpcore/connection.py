@@ -133,6 +133,43 @@ class Connection(Receiving):
         ``params._meta`` is tracked (it must be unique among our requests in flight).
         ``request_id`` defaults to the next integer; an explicit one must not be in use.
         """
+        state = (self._phase, self._version, self._their_capabilities)
+        spec = self._cleared.get(method) if state == self._cleared_state else None
+        if spec is not None:
+            # A client sending a request it already sent in this very state: the checks
+            # of `_checked_request` depend on nothing else, and passed then.
+            if params is None:
+                params = self._empty_params(spec)
+            meta = meta_of(params)
+            if state[0] is Phase.MODERN and state[1] is not None:
+                params = stamp_request_meta(params, meta, self._request_envelope(state[1]))
+        else:
+            spec, params, meta = self._checked_request(method, params)
+            if self.our_role is Role.CLIENT and method != "initialize":
+                if state != self._cleared_state:
+                    self._cleared, self._cleared_state = {}, state
+                self._cleared[method] = spec
+        # Read from the caller's keys: the envelope stamped on top carries no progress token.
+        token = progress_token_in(meta)
+        if token is False:
+            raise LocalProtocolError("_meta.progressToken must be a string or an integer")
+        request_id = self._requests.start(request_id, spec, token)
+        data = jsonrpc.encode_request(request_id, method, params)
+        if method == "initialize":
+            self._advance_local(Step.INITIALIZE_REQUEST)
+            self._capabilities = params.capabilities
+            self._version = params.protocol_version  # until the server answers
+        return request_id, data
+
+    def _checked_request(
+        self, method: str, params: Any
+    ) -> tuple[MethodSpec, Any, dict[str, Any] | None]:
+        """Check that we may send ``method`` now; its spec, its params (stamped), their _meta.
+
+        What a client may send depends only on the phase, the version and the server's
+        capabilities (`send_request` remembers the answer); what a server may send also
+        on the params (the client capabilities a request to it needs).
+        """
         spec = self._spec_to_send(method, request=True)
         phase = self._phase
         if not _state.may_send_request(self.our_role, phase, method):
@@ -154,17 +191,7 @@ class Connection(Receiving):
                 raise LocalProtocolError(refusal)
             if phase is Phase.MODERN:
                 params = stamp_request_meta(params, meta, self._request_envelope(version))
-        # Read from the caller's keys: the envelope stamped on top carries no progress token.
-        token = progress_token_in(meta)
-        if token is False:
-            raise LocalProtocolError("_meta.progressToken must be a string or an integer")
-        request_id = self._requests.start(request_id, spec, token)
-        data = jsonrpc.encode_request(request_id, method, params)
-        if method == "initialize":
-            self._advance_local(Step.INITIALIZE_REQUEST)
-            self._capabilities = params.capabilities
-            self._version = params.protocol_version  # until the server answers
-        return request_id, data
+        return spec, params, meta
 
     def send_notification(self, method: str, params: Any = None) -> bytes:
         """Send a notification that needs no tracking (list_changed, roots changes...).
