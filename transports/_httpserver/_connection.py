@@ -12,17 +12,27 @@ A second task, the **watcher**, sleeps on an alarm whose deadline the main task 
   `HttpLimits.body_timeout` (against clients that send slowly or not at all; 408 and
   close), the next request of an idle keep-alive connection within
   `HttpLimits.keepalive_timeout` (then the connection closes);
-* while it answers, the alarm rings after `WATCH_DELAY`: a request still running then
-  is a long one, and the watcher takes over the receiving side until the answer is
-  complete. It sees the client hang up at once (2026-07-28: "closing the response
-  stream IS the cancellation", so everything on the connection is cancelled), buffers
-  pipelined requests up to `MAX_PIPELINED_BYTES`, sends keep-alive comments on quiet
-  event streams, and closes a connection whose client has read nothing for
-  `HttpLimits.write_timeout`.
+* while it answers, the alarm rings first after `NUDGE_DELAY`, to call the answer's
+  `HttpConnection.nudge` if it set one (a legacy answer stream gathering its first
+  events waits that long, `transports._httpserver._streams.pump`: a deadline the main
+  task moves anyway costs nothing more, where a cancel scope of its own would cost
+  about as much as the rest of the stream's work), then after `WATCH_DELAY`: a
+  request still running then is a long one, and the watcher takes over the receiving
+  side until the answer is complete. It sees the client hang up at once (2026-07-28:
+  "closing the response stream IS the cancellation", so everything on the connection
+  is cancelled), buffers pipelined requests up to `MAX_PIPELINED_BYTES`, sends
+  keep-alive comments on quiet event streams, and closes a connection whose client
+  has read nothing for `HttpLimits.write_timeout`.
 
 Moving a deadline is cheaper than a trip through the scheduler, which is what a reader
 task handing each request over would cost. HTTP/1.1 answers requests in order, so one
 at a time is not a limit: a client wanting concurrency opens more connections.
+
+Answers are written on the socket's descriptor directly (`transports._websocket._socketio`):
+trio's ``send_all`` passes through the scheduler after every write, one more turn of
+the event loop per request; only what the socket does not take at once goes through
+it. A request found already buffered (pipelined) is served after a checkpoint instead,
+so that a client pipelining a flood can't starve the other connections.
 """
 
 from __future__ import annotations
@@ -43,8 +53,20 @@ from transports._httpserver._limits import (
 from transports._httpserver._reply import Reply
 from transports._httpserver._request import HttpRequest
 
-__all__ = ["LINGER_BYTES", "LINGER_TIMEOUT", "WATCH_DELAY", "Application", "HttpConnection"]
+__all__ = [
+    "LINGER_BYTES",
+    "LINGER_TIMEOUT",
+    "NUDGE_DELAY",
+    "WATCH_DELAY",
+    "Application",
+    "HttpConnection",
+]
 
+#: Seconds after a request began when the answer's `HttpConnection.nudge` is called, if
+#: it is still running: a hundredth of a second is "immediately" for a client waiting
+#: for an answer stream's first event (SEP-1699 priming), and most calls are answered
+#: sooner, in one write.
+NUDGE_DELAY: Final = 0.01
 #: Seconds a request may run before the watcher starts reading the connection. A client
 #: that hangs up during a request is noticed this late at worst; a request answered
 #: sooner never pays for the watching.
@@ -91,6 +113,8 @@ class HttpConnection:
         h11: The protocol state (only `Reply` and this class touch it).
         limits: The server's limits.
         modern: Slot for the 2026-07-28 handler's `mcpcore.Connection` of this client.
+        nudge: Called `NUDGE_DELAY` after the request being answered began, if it is
+            still running then (set by the answer; cleared when the request ends).
     """
 
     def __init__(
@@ -99,7 +123,12 @@ class HttpConnection:
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_size)
         self.limits = limits
         self.modern: object | None = None
+        self.nudge: Callable[[], None] | None = None
+        # (Imported here: the WebSocket package imports this module.)
+        from transports._websocket._socketio import direct_writer
+
         self._stream = stream
+        self._try_write = direct_writer(stream)
         self._application = application
         self._closers: list[Callable[[], None]] = []
         self._lock = trio.Lock()
@@ -113,6 +142,7 @@ class HttpConnection:
         self._read_bytes = 0
         # The request being answered.
         self._busy = False
+        self._started = 0.0  # when the request being answered began
         self._reply: Reply | None = None
         self._writing_since: float | None = None
         self._last_write = 0.0
@@ -187,6 +217,8 @@ class HttpConnection:
         h = self.h11
         limits = self.limits
         while True:
+            if self._leftover:
+                await trio.lowlevel.checkpoint()  # (fairness: see the module docstring)
             parsed = await self._next_request()
             if parsed is _CLOSED:
                 return
@@ -196,13 +228,14 @@ class HttpConnection:
             assert isinstance(parsed, HttpRequest)
             now = trio.current_time()
             self._busy = True
-            self._last_write = now
-            self._set_alarm(now + WATCH_DELAY)
+            self._last_write = self._started = now
+            self._set_alarm(now + NUDGE_DELAY)
             reply = self._reply = Reply(self)
             try:
                 await self._application(parsed, reply, self)
             finally:
                 self._reply = None
+                self.nudge = None
             if self._taken_over:
                 return  # (the socket spoke another protocol: nothing more of HTTP)
             if not reply.finished:
@@ -301,7 +334,10 @@ class HttpConnection:
         """Write bytes (under the write lock). A stuck write is seen by the watcher."""
         self._writing_since = trio.current_time()
         try:
-            await self._stream.send_all(data)
+            try_write = self._try_write
+            sent = 0 if try_write is None else try_write(data)
+            if sent < len(data):
+                await self._stream.send_all(memoryview(data)[sent:] if sent else data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.close()
             raise
@@ -326,6 +362,13 @@ class HttpConnection:
             if trio.current_time() < self._alarm_at:
                 continue  # the main task moved the alarm while it was ringing
             if self._busy:
+                nudge, self.nudge = self.nudge, None
+                if nudge is not None:
+                    nudge()
+                watch_at = self._started + WATCH_DELAY
+                if trio.current_time() < watch_at:
+                    self._alarm_at = watch_at  # (the first ring: not a long request yet)
+                    continue
                 await self._watch_request()
             elif self._partial:
                 # A head or body not complete in time: "408 Request Timeout".

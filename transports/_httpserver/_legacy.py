@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import itertools
 import secrets
 from collections import OrderedDict
 from typing import Final
@@ -40,7 +41,7 @@ from transports._httpserver._limits import HttpLimits
 from transports._httpserver._reply import Header, Reply
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Answer, Call, Session, SessionTable
-from transports._httpserver._streams import GATHER_DELAY, EventStream, Sink, pump
+from transports._httpserver._streams import EventStream, Sink, pump
 from transports._workers import WorkerPool
 
 __all__ = ["MAX_STREAMS_PER_SESSION", "LegacyEndpoint", "LegacySession"]
@@ -48,7 +49,10 @@ __all__ = ["MAX_STREAMS_PER_SESSION", "LegacyEndpoint", "LegacySession"]
 #: Finished streams a session keeps resumable (the oldest are forgotten past it): a
 #: client resumes the stream it was reading, not one from a hundred calls ago.
 MAX_STREAMS_PER_SESSION: Final = 128
-#: Random bytes of a stream id (hex, so never a ``-``, which event ids use).
+#: Random bytes of the prefix of this server's stream ids (hex, so never a ``-``, which
+#: event ids use): stream ids must be unique across the servers sharing an event store.
+#: The rest is a counter: ids need not be secret (a resumption is only served to the
+#: session that owns the stream), and a random id per call cost a system call.
 _STREAM_ID_BYTES: Final = 8
 #: The first revision whose streams are primed (SEP-1699, SSE polling).
 _PRIMING_SINCE: Final = "2025-11-25"
@@ -169,6 +173,8 @@ class LegacyEndpoint:
         self._pool = pool
         self._store = store
         self._limits = limits
+        self._stream_prefix = secrets.token_hex(_STREAM_ID_BYTES)
+        self._streams_made = itertools.count()
         self.sessions: SessionTable[LegacySession] = SessionTable(
             limit=limits.max_sessions,
             idle_timeout=limits.session_idle_timeout,
@@ -262,7 +268,7 @@ class LegacyEndpoint:
         extra: list[bytes] | None = None,
     ) -> EventStream:
         stream = EventStream(
-            secrets.token_hex(_STREAM_ID_BYTES),
+            f"{self._stream_prefix}{next(self._streams_made):x}",
             self._store,
             requests=requests,
             batch=batch,
@@ -296,7 +302,7 @@ class LegacyEndpoint:
     ) -> None:
         session.attached += 1
         try:
-            await pump(reply, sink, [session.header()], first, gather=GATHER_DELAY if gather else 0)
+            await pump(reply, sink, [session.header()], first, gather=gather)
         finally:
             session.attached -= 1
             session.touch()

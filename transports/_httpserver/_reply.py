@@ -11,7 +11,7 @@ basic/transports: buffering proxies would hold the notifications back).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Final
 
@@ -230,6 +230,13 @@ class Reply:
                 await connection.send_all(self._chunk(_KEEPALIVE))
         finally:
             connection.unlock()
+
+    def set_nudge(self, nudge: Callable[[], None] | None) -> None:
+        """Have ``nudge`` called `NUDGE_DELAY` after the request began, if still running.
+
+        (None: no more; it is forgotten when the request ends anyway.)
+        """
+        self._connection.nudge = nudge
 
     def _check_idle(self) -> None:
         if self.started:

@@ -27,12 +27,8 @@ from mcpcore.types import RequestId
 from transports._httpserver._event_store import EventStore
 from transports._httpserver._reply import SSE_HEADERS, Header, Reply
 
-__all__ = ["GATHER_DELAY", "MAX_COALESCED_EVENTS", "EventStream", "Sink", "pump"]
+__all__ = ["MAX_COALESCED_EVENTS", "EventStream", "Sink", "pump"]
 
-#: Seconds a new answer stream waits for the first events before it starts, so that a
-#: quick call's priming event, answer and end go out in one write (SEP-1699 asks for
-#: the priming event "immediately"; a hundredth of a second is that, for a client).
-GATHER_DELAY: Final = 0.01
 #: Events joined into one write when several wait (one ``send_all`` each costs ~6 µs).
 MAX_COALESCED_EVENTS: Final = 64
 
@@ -72,6 +68,10 @@ class Sink:
         self._closed = True
         self._wake()
 
+    def nudge(self) -> None:
+        """Wake the task waiting for events now, with none (see `pump`)."""
+        self._wake()
+
     def _wake(self) -> None:
         task, self._waiting = self._waiting, None
         if task is not None:
@@ -80,7 +80,7 @@ class Sink:
     async def next_batch(self) -> tuple[list[_Item], bool]:
         """The next events (all that are waiting, up to a bound), and whether it ended.
 
-        Waits for at least one event unless the sink is closed.
+        Waits for at least one event unless the sink is closed or `nudge` is called.
         """
         if not self._items and not self._closed:
             self._waiting = trio.lowlevel.current_task()
@@ -107,7 +107,8 @@ class EventStream:
     """One resumable stream of a session (see the module docstring).
 
     Args:
-        stream_id: Random and unique in the server (no ``-``: event ids use it).
+        stream_id: Unique among the streams of every server sharing ``store`` (no ``-``:
+            event ids use it).
         store: Where its events are kept.
         requests: The requests whose answers end it (None: the standalone stream).
         batch: Answer them together, as a JSON array (a 2025-03-26 batch POST).
@@ -178,20 +179,23 @@ class EventStream:
 
 
 async def pump(
-    reply: Reply, sink: Sink, headers: list[Header], first: bytes, *, gather: float
+    reply: Reply, sink: Sink, headers: list[Header], first: bytes, *, gather: bool
 ) -> None:
     """Serve one response of a stream: ``first`` (priming or replay), then live events.
 
-    What arrives within ``gather`` seconds goes out with ``first`` in the same write,
-    and a stream complete by then is sent whole: a quick call costs one write, not three
-    (head and priming, answer, end), and a slow one gets its priming event that late.
-    Returns when the sink closes, the response ended.
+    With ``gather``, what arrives until the connection's nudge (`NUDGE_DELAY` after the
+    request began) goes out with ``first`` in the same write, and a stream complete by
+    then is sent whole: a quick call costs one write, not three (head and priming,
+    answer, end), and a slow one gets its priming event that late (SEP-1699 asks for it
+    "immediately"; a hundredth of a second is that, for a client). Returns when the
+    sink closes, the response ended.
     """
     replayed = sink.replayed
     batch, ended = sink.ready()
-    if not batch and not ended and gather > 0:
-        with trio.move_on_after(gather):
-            batch, ended = await sink.next_batch()
+    if not batch and not ended and gather:
+        reply.set_nudge(sink.nudge)
+        batch, ended = await sink.next_batch()
+        reply.set_nudge(None)
     data = first + _encode(batch, replayed)
     if ended:
         await reply.respond(200, [*SSE_HEADERS, *headers], data)
