@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from mcpcore import _state
+from mcpcore._admission import Admission
 from mcpcore._inflight import RequestTable
 from mcpcore._state import LEGACY_PHASES, Phase, Role, Step
 from mcpcore.methods import DEFAULT_METHODS, Direction, MethodSpec, MethodTable
@@ -90,6 +91,9 @@ class ConversationState:
         # server's capabilities): they need no checking again until the state changes.
         self._cleared: dict[str, MethodSpec] = {}
         self._cleared_state: tuple[Any, ...] | None = None
+        # Likewise what a server admits of requests without the 2026-07-28 envelope.
+        self._admitted: dict[MethodSpec, Admission] = {}
+        self._admitted_state: tuple[Any, ...] | None = None
         # The one-pass decoding paths (mcpcore._onepass) change speed, never behaviour;
         # the tests turn them off to compare.
         self._one_pass = True

@@ -15,6 +15,7 @@ from msgspec import UNSET, Raw, UnsetType
 
 from mcpcore import _listen, jsonrpc
 from mcpcore._admission import (
+    Admission,
     admit_on_client,
     admit_on_server,
     reject_unknown_method,
@@ -39,6 +40,7 @@ from mcpcore.events import (
 )
 from mcpcore.methods import MethodSpec
 from mcpcore.types import (
+    PROTOCOL_VERSION_META_KEY,
     CancelledNotificationParams,
     Error,
     InitializeResult,
@@ -177,10 +179,12 @@ class Receiving(ConversationState):
         """Admit a request whose params decoded (or refuse it with the right answer)."""
         method = spec.name
         meta = meta_of(params)
-        if self.our_role is Role.SERVER:
-            admission = admit_on_server(self, spec, params, meta)
-        else:
+        if self.our_role is Role.CLIENT:
             admission = admit_on_client(self, spec)
+        elif meta is not None and PROTOCOL_VERSION_META_KEY in meta:
+            admission = admit_on_server(self, spec, params, meta)  # (an envelope to read)
+        else:
+            admission = self._admit_legacy(spec, params)
         if isinstance(admission, Rejection):
             events.append(self._reject(request_id, method, admission))
             return
@@ -236,6 +240,26 @@ class Receiving(ConversationState):
             events.append(self._ignored(method, f"Invalid params for {method}"))
         else:
             self._accept_notification(spec, params, events)
+
+    def _admit_legacy(self, spec: MethodSpec, params: Any) -> Admission | Rejection:
+        """`admit_on_server` for a request without the 2026-07-28 envelope.
+
+        Its answer depends on nothing but the method and the state (phase, version,
+        both sides' capabilities), except for ``initialize``: a legacy session asks the
+        same few methods over and over, so the answer is remembered until the state
+        changes.
+        """
+        state = (self._phase, self._version, self._their_capabilities, self._capabilities)
+        if state == self._admitted_state:
+            remembered = self._admitted.get(spec)
+            if remembered is not None:
+                return remembered
+        admission = admit_on_server(self, spec, params, None)
+        if spec.name != "initialize" and not isinstance(admission, Rejection):
+            if state != self._admitted_state:
+                self._admitted, self._admitted_state = {}, state
+            self._admitted[spec] = admission
+        return admission
 
     def _accept_notification(self, spec: MethodSpec, params: Any, events: list[Event]) -> None:
         """Act on a notification whose params decoded."""
