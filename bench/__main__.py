@@ -24,6 +24,7 @@ from bench import (
     dispatch,
     importtime,
     large,
+    memory,
     roundtrip,
     stdio,
     storms,
@@ -50,6 +51,7 @@ LAYERS: tuple[Layer, ...] = (
     websocket.LAYER,
     storms.LAYER,
     large.LAYER,
+    memory.LAYER,
     importtime.LAYER,
 )
 

@@ -103,8 +103,7 @@ RUNS, QUICK_RUNS = 3, 1
 #: Seconds one probe process may take.
 PROBE_TIMEOUT: Final = 300.0
 #: The unit of this layer's rows: bytes, lower is better, ratios ``other / mcpcore``.
-#: (Not among `bench._results.Unit` yet, so the layer is not in ``python -m bench``'s
-#: list; ``python -m bench.memory`` prints its rows.)
+#: (``python -m bench.memory`` prints this layer's rows alone.)
 BYTES: Final[Unit] = "bytes"
 
 _ROOT = Path(__file__).resolve().parent.parent
