@@ -84,6 +84,7 @@ class LoopThread(Generic[_T]):
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._main, name=f"bench {name}", daemon=True)
         self._closing = False
+        self._running: _Job[Any] | None = None  # the batch under way, if any
 
     # ------------------------------------------------------ the harness thread's side
 
@@ -136,6 +137,11 @@ class LoopThread(Generic[_T]):
         except BaseException as exc:
             if not self._ready.done():
                 self._ready.set_exception(exc)
+            # A client that fails outside a call (its reader task, say) fails the batch
+            # under way at once, rather than leaving the harness to its timeout.
+            running = self._running
+            if running is not None and not running.done():
+                running.set_exception(BenchmarkError(f"{self.name}: the client failed: {exc!r}"))
         finally:
             if not self._ready.done():
                 self._ready.set_exception(BenchmarkError(f"{self.name}: the loop ended"))
@@ -148,10 +154,12 @@ class LoopThread(Generic[_T]):
             while not self._closing and (job := await jobs()) is not None:
                 if not job.set_running_or_notify_cancel():
                     continue
+                self._running = job
                 try:
                     job.set_result(await self._batch(target))
                 except Exception as exc:  # a failed call fails the operation, loudly
                     job.set_exception(exc)
+                self._running = None  # (kept if the batch was cancelled: `_main` fails it)
 
     def _run_loop(self) -> None:
         raise NotImplementedError

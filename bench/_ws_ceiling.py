@@ -48,12 +48,17 @@ async def serve_ceiling_ws(port: int, result: Any) -> None:
 
     async def serve(stream: trio.SocketStream) -> None:
         ws = WSConnection(ConnectionType.SERVER)
+        partial = ""
         while data := await stream.receive_some(READ_SIZE):
             ws.receive_data(data)
             out = b""
             for event in ws.events():
                 if isinstance(event, TextMessage):
-                    request_id = decode(event.data)["id"]
+                    if not event.message_finished:  # the rest is in the next read
+                        partial += event.data
+                        continue
+                    text, partial = partial + event.data, ""
+                    request_id = decode(text)["id"]
                     answer = encode({"jsonrpc": "2.0", "id": request_id, "result": result})
                     out += ws.send(Message(data=answer.decode()))
                 elif isinstance(event, Request):
@@ -101,6 +106,7 @@ class CeilingWsClient:
         self._outbox, self._queued = trio.open_memory_channel[bytes](float("inf"))
         self._nursery = nursery
         self._pipelining = False
+        self._partial = ""  # a text message whose end is still to be read
 
     def _frame(self) -> tuple[int, bytes]:
         self._next_id += 1
@@ -118,7 +124,11 @@ class CeilingWsClient:
         while True:
             for event in ws.events():
                 if isinstance(event, TextMessage):
-                    answer = self._decode(event.data)
+                    if not event.message_finished:
+                        self._partial += event.data
+                        continue
+                    answer = self._decode(self._partial + event.data)
+                    self._partial = ""
                     if answer["id"] != request_id:
                         raise BenchmarkError(f"ceiling: answer {answer['id']!r} to {request_id}")
                     return answer["result"]
@@ -158,10 +168,15 @@ class CeilingWsClient:
             ws.receive_data(data)
             for event in ws.events():
                 if isinstance(event, TextMessage):
-                    answer = decode(event.data)
+                    if not event.message_finished:  # answers joined past one read
+                        self._partial += event.data
+                        continue
+                    answer = decode(self._partial + event.data)
+                    self._partial = ""
                     waiting = pending.pop(answer["id"])
                     waiting.answer = answer["result"]
                     waiting.event.set()
+        raise BenchmarkError("ceiling: the server hung up")
 
 
 async def _connect(port: int) -> tuple[trio.SocketStream, WSConnection]:

@@ -229,6 +229,7 @@ class CeilingClient:
                 waiting = pending.pop(answer["id"])
                 waiting.answer = answer["result"]
                 waiting.event.set()
+        raise BenchmarkError("ceiling: the server hung up")
 
 
 @asynccontextmanager
