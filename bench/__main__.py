@@ -144,24 +144,27 @@ def _run(args: argparse.Namespace) -> int:
     environment = describe()
     selected = [layer for layer in LAYERS if not args.only or layer.name in args.only]
     results: list[WorkloadResult] = []
-    try:
-        for index, layer in enumerate(selected, 1):
-            progress.layer(layer.name, index, len(selected))
+    errors: list[str] = []
+    for index, layer in enumerate(selected, 1):
+        progress.layer(layer.name, index, len(selected))
+        try:
             results.extend(layer.run(context))
-    except BenchmarkError as exc:
-        progress.finish()
-        print(f"benchmark error: {exc}", file=sys.stderr)
-        return 1
+        except BenchmarkError as exc:  # the other layers still run and report
+            errors.append(f"{layer.name}: {exc}")
+            context.log(f"{layer.name}: benchmark error, layer left out: {exc}")
     progress.finish()
     print(format_table(results, settings, environment))
     report = document(
         results, settings=settings, environment=environment, available=available.as_dict()
     )
+    report["errors"] = errors
     if args.json is not None:
         write_json(args.json, report)
     if args.plot is not None:
         write_plot(args.plot, report)
-    return 0
+    for error in errors:
+        print(f"benchmark error: {error}", file=sys.stderr)
+    return 1 if errors else 0
 
 
 if __name__ == "__main__":

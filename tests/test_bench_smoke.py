@@ -72,6 +72,7 @@ def run_bench(tmp_path: Path, *options: str) -> tuple[str, str, dict[str, Any]]:
     )
     assert completed.returncode == 0, completed.stdout + completed.stderr
     document: dict[str, Any] = json.loads(report.read_text())
+    assert document["errors"] == []
     return completed.stdout, completed.stderr, document
 
 
