@@ -22,7 +22,7 @@ from mcpcore.client._errors import InvalidServerResponseError, McpError
 from mcpcore.client._protocols import Outcome, Requester
 from mcpcore.connection import Connection
 from mcpcore.errors import LocalProtocolError
-from mcpcore.events import ErrorReceived, InvalidResponse
+from mcpcore.events import ErrorReceived, InvalidResponse, ResponseReceived
 from mcpcore.types import (
     LOG_LEVEL_META_KEY,
     SERVER_INFO_META_KEY,
@@ -159,6 +159,8 @@ class SessionCore:
         """
         request_id, data = self._connection.send_request(method, params)
         outcome = await self._requester.request(request_id, data, timeout=timeout)
+        if type(outcome) is ResponseReceived and outcome.request_id == request_id:
+            return outcome.result  # (`result_of`, for the common outcome)
         return result_of(outcome, request_id, method)
 
     async def _call(

@@ -308,7 +308,12 @@ class ClientSession(Connecting):
             arguments=UNSET if arguments is None else dict(arguments),
             meta=self._meta(meta),
         )
-        result, _ = await self._with_input("tools/call", params, CallToolResult, timeout)
+        # The first try here, not in `_with_input`: most calls end with it (one coroutine
+        # less per call).
+        first = await self._exchange("tools/call", params, timeout)
+        if type(first) is CallToolResult:
+            return first
+        result, _ = await self._with_input("tools/call", params, CallToolResult, timeout, first)
         return result
 
     async def read_resource(
@@ -364,14 +369,21 @@ class ClientSession(Connecting):
         return result
 
     async def _with_input(
-        self, method: str, params: _Params, result_type: type[_Final], timeout: float | None
+        self,
+        method: str,
+        params: _Params,
+        result_type: type[_Final],
+        timeout: float | None,
+        first: Any = None,
     ) -> tuple[_Final, bool]:
         """Send a request, and retry it while a 2026-07-28 server asks for input.
+
+        ``first`` is the result of the first try, when the caller sent it itself.
 
         Returns:
             The complete result, and whether it took retries.
         """
-        result = await self._exchange(method, params, timeout)
+        result = await self._exchange(method, params, timeout) if first is None else first
         rounds = 0
         while isinstance(result, InputRequiredResult):
             if rounds == MAX_INPUT_ROUNDS:
