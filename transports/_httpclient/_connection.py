@@ -1,8 +1,12 @@
 """One HTTP/1.1 connection: h11 over a trio stream (TCP, or TLS over TCP).
 
 h11 keeps the state of the connection and does all the parsing; this class only moves
-bytes. A request goes out in one write (head, body and end together). A response is
-read as a head (`HttpConnection.round_trip`) and then body chunks
+bytes. A request goes out in one write (head, body and end together), made on a plain
+socket's descriptor directly (`transports._websocket._socketio.direct_writer`): trio's
+``send_all`` would pass through the scheduler after it, one more turn of the event
+loop per request, though the task goes on to wait for the response anyway. Only what
+the socket does not take at once goes through ``send_all`` (and all of it on TLS). A
+response is read as a head (`HttpConnection.round_trip`) and then body chunks
 (`HttpConnection.receive_data`). Once both messages are complete the connection can
 carry the next exchange (HTTP/1.1 keep-alive; `HttpConnection.reusable`), which is what
 the pool keeps.
@@ -19,6 +23,7 @@ import h11
 import trio
 
 from transports._client_errors import ConnectionClosedError
+from transports._websocket._socketio import direct_writer
 
 __all__ = ["MAX_HEAD_SIZE", "READ_SIZE", "Head", "HttpConnection"]
 
@@ -64,6 +69,7 @@ class HttpConnection:
 
     def __init__(self, stream: trio.abc.Stream) -> None:
         self._stream = stream
+        self._try_write = direct_writer(stream)
         self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
         self._closed = False
         self._eof = False
@@ -105,7 +111,10 @@ class HttpConnection:
         assert end is not None
         data += end
         try:
-            await self._stream.send_all(data)
+            try_write = self._try_write
+            sent = 0 if try_write is None else try_write(data)
+            if sent < len(data):
+                await self._stream.send_all(memoryview(data)[sent:] if sent else data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             h.send_failed()
             raise ConnectionClosedError(f"sending the request failed ({_describe(exc)})") from exc
