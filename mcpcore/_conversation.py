@@ -91,7 +91,7 @@ class ConversationState:
         # server's capabilities): they need no checking again until the state changes.
         self._cleared: dict[str, MethodSpec] = {}
         self._cleared_state: tuple[Any, ...] | None = None
-        # Likewise what a server admits of requests without the 2026-07-28 envelope.
+        # Likewise what a server admits, in one state and for one request ``_meta``.
         self._admitted: dict[MethodSpec, Admission] = {}
         self._admitted_state: tuple[Any, ...] | None = None
         # The one-pass decoding paths (mcpcore._onepass) change speed, never behaviour;

@@ -40,7 +40,6 @@ from mcpcore.events import (
 )
 from mcpcore.methods import MethodSpec
 from mcpcore.types import (
-    PROTOCOL_VERSION_META_KEY,
     CancelledNotificationParams,
     Error,
     InitializeResult,
@@ -181,10 +180,8 @@ class Receiving(ConversationState):
         meta = meta_of(params)
         if self.our_role is Role.CLIENT:
             admission = admit_on_client(self, spec)
-        elif meta is not None and PROTOCOL_VERSION_META_KEY in meta:
-            admission = admit_on_server(self, spec, params, meta)  # (an envelope to read)
         else:
-            admission = self._admit_legacy(spec, params)
+            admission = self._admit(spec, params, meta)
         if isinstance(admission, Rejection):
             events.append(self._reject(request_id, method, admission))
             return
@@ -241,22 +238,28 @@ class Receiving(ConversationState):
         else:
             self._accept_notification(spec, params, events)
 
-    def _admit_legacy(self, spec: MethodSpec, params: Any) -> Admission | Rejection:
-        """`admit_on_server` for a request without the 2026-07-28 envelope.
+    def _admit(
+        self, spec: MethodSpec, params: Any, meta: dict[str, Any] | None
+    ) -> Admission | Rejection:
+        """`admit_on_server`, remembered while the state and the envelope stay the same.
 
-        Its answer depends on nothing but the method and the state (phase, version,
-        both sides' capabilities), except for ``initialize``: a legacy session asks the
-        same few methods over and over, so the answer is remembered until the state
-        changes.
+        Its answer depends on nothing but the method, the state (phase, version, both
+        sides' capabilities) and the request's ``_meta``, except for ``initialize``. A
+        client asks the same few methods over and over with the same ``_meta`` (none in
+        the legacy era; the same 2026-07-28 envelope, read whole each time otherwise),
+        so the answers are kept until either changes. (A shallow copy of ``_meta`` is
+        kept: the request's own may be modified by its handler.)
         """
-        state = (self._phase, self._version, self._their_capabilities, self._capabilities)
+        state = (self._phase, self._version, self._their_capabilities, self._capabilities, meta)
         if state == self._admitted_state:
             remembered = self._admitted.get(spec)
             if remembered is not None:
                 return remembered
-        admission = admit_on_server(self, spec, params, None)
+        admission = admit_on_server(self, spec, params, meta)
         if spec.name != "initialize" and not isinstance(admission, Rejection):
             if state != self._admitted_state:
+                if meta is not None:
+                    state = (*state[:-1], dict(meta))
                 self._admitted, self._admitted_state = {}, state
             self._admitted[spec] = admission
         return admission
