@@ -44,13 +44,19 @@ from transports._httpserver._sessions import Call
 from transports._httpserver._sse2024 import SESSION_PARAMETER, Sse2024Endpoint
 from transports._workers import WorkerPool
 
-__all__ = ["Router", "UpgradeHandler"]
+__all__ = ["MAX_REMEMBERED_ORIGINS", "Router", "UpgradeHandler"]
 
 #: Takes a checked ``Upgrade: websocket`` request (and the bearer token's principal)
 #: over: answers it, and serves the connection until it ends.
 UpgradeHandler = Callable[[HttpRequest, Reply, HttpConnection, "str | None"], Awaitable[None]]
 
+#: ``(Host, Origin)`` pairs whose verdict is remembered. A client sends the same pair on
+#: every request, and checking one costs more than the rest of the routing; the memo is
+#: emptied when full, so that clients sending ever new values can't grow it.
+MAX_REMEMBERED_ORIGINS: Final = 256
+
 _ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
+_UNKNOWN: Final = -1
 _ALLOW_MODERN: Final = [(b"allow", b"POST")]
 _ALLOW_METADATA: Final = [(b"allow", b"GET")]
 
@@ -86,6 +92,7 @@ class Router:
         self._path = path
         self._websocket = websocket
         self._origins = origins
+        self._refusals: dict[tuple[str | None, str | None], int | None] = {}
         self._auth = auth
         self._legacy_on = legacy
         self.modern = ModernEndpoint(server, stream_backlog=limits.max_stream_backlog)
@@ -98,7 +105,7 @@ class Router:
     async def __call__(self, request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
         """Answer one request."""
         headers = request.headers
-        refusal = self._origins.refusal(headers.get("host"), headers.get("origin"))
+        refusal = self._refusal(headers.get("host"), headers.get("origin"))
         if refusal is not None:
             reason = "Misdirected Request: unknown Host" if refusal == 421 else "Forbidden: Origin"
             await reply.refuse(refusal, reason)
@@ -151,6 +158,17 @@ class Router:
             await self.legacy.delete(request, reply, principal)
         else:
             await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_LEGACY)
+
+    def _refusal(self, host: str | None, origin: str | None) -> int | None:
+        """`OriginPolicy.refusal`, remembered (see `MAX_REMEMBERED_ORIGINS`)."""
+        refusals = self._refusals
+        key = (host, origin)
+        refusal = refusals.get(key, _UNKNOWN)
+        if refusal == _UNKNOWN:
+            if len(refusals) >= MAX_REMEMBERED_ORIGINS:
+                refusals.clear()
+            refusal = refusals[key] = self._origins.refusal(host, origin)
+        return refusal
 
     async def _metadata(self, request: HttpRequest, reply: Reply, auth: BearerAuth) -> None:
         """RFC 9728 protected-resource metadata (public, no token needed)."""
