@@ -36,7 +36,7 @@ from mcpcore.http import accepts, accepts_json_and_sse, is_json, peek_message
 from mcpcore.server import Server
 from mcpcore.types import RequestId
 from mcpcore.versions import is_at_least
-from transports._httpserver._event_store import EventStore
+from transports._httpserver._event_store import EventStore, MemoryEventStore
 from transports._httpserver._limits import HttpLimits
 from transports._httpserver._reply import Header, Reply
 from transports._httpserver._request import HttpRequest
@@ -105,13 +105,19 @@ class LegacySession(Session):
 
 
 class _StreamOutbound:
-    """One request's messages: on the stream of the POST that carried it."""
+    """One request's messages: on the stream of the POST that carried it.
 
-    __slots__ = ("_session", "_stream")
+    ``finish_waits`` (`CallOutbound`): storing the answer waits only in an event store
+    other than the in-memory one (whose methods never pass through the scheduler);
+    putting it in the response's queue never does.
+    """
 
-    def __init__(self, session: LegacySession, stream: EventStream) -> None:
+    __slots__ = ("_session", "_stream", "finish_waits")
+
+    def __init__(self, session: LegacySession, stream: EventStream, finish_waits: bool) -> None:
         self._session = session
         self._stream = stream
+        self.finish_waits = finish_waits
 
     async def send(self, data: bytes) -> None:
         if self._session.closed:
@@ -172,6 +178,8 @@ class LegacyEndpoint:
         self._server = server
         self._pool = pool
         self._store = store
+        # (Exactly the in-memory store: a subclass may wait in its methods.)
+        self._store_waits = type(store) is not MemoryEventStore
         self._limits = limits
         self._stream_prefix = secrets.token_hex(_STREAM_ID_BYTES)
         self._streams_made = itertools.count()
@@ -223,7 +231,7 @@ class LegacyEndpoint:
         if session.primes:
             first = encode_event(b"", id=await stream.prime(), retry=self._limits.sse_retry_ms)
         for event in requests:
-            await session.start(event, _StreamOutbound(session, stream))
+            await session.start(event, _StreamOutbound(session, stream, self._store_waits))
         await self._pump(reply, session, stream, sink, first, gather=True)
 
     async def _open(self, principal: str | None) -> LegacySession | None:

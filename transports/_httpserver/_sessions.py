@@ -52,7 +52,14 @@ Answer = ResponseReceived | ErrorReceived | InvalidResponse
 
 
 class CallOutbound(Protocol):
-    """Where one request's messages go (an `mcpcore.server.Outbound`), and its answer."""
+    """Where one request's messages go (an `mcpcore.server.Outbound`), and its answer.
+
+    Attributes:
+        finish_waits: Whether `finish` may wait (pass through the scheduler); one that
+            never does can't be cancelled half-way, and needs no shield (`run_call`).
+    """
+
+    finish_waits: bool
 
     async def send(self, data: bytes) -> None:
         """Write a notification of the request."""
@@ -239,7 +246,12 @@ async def run_call(call: Call) -> None:
         pass  # the client is gone: nobody to answer
     finally:
         session.finished(event.request_id)
-        with trio.CancelScope(shield=True):
+        if outbound.finish_waits:
+            with trio.CancelScope(shield=True):  # (delivered even to a cancelled request)
+                await outbound.finish(event.request_id, reply)
+        else:
+            # Never waits, so a cancellation can't interrupt it: a shield's scope would
+            # cost as much as a tenth of the rest of the call.
             await outbound.finish(event.request_id, reply)
 
 

@@ -66,6 +66,9 @@ class Sse2024Session(Session):
     # The session is its own `mcpcore.server.Outbound` (connection-level messages) and
     # every request's `CallOutbound`: everything goes on the one stream.
 
+    #: (`CallOutbound.finish_waits`: a full stream makes the answer wait.)
+    finish_waits = True
+
     async def send(self, data: bytes) -> None:
         """Write a notification (see `emit`)."""
         await self.emit(data)
