@@ -39,6 +39,8 @@ _ERAS: Final = {
     "legacy": ("-", "o", "legacy (2025-11-25)"),
     "modern": ("--", "s", "2026-07-28"),
 }
+#: The share of the figure's height under the panels, for the legend.
+_LEGEND_SHARE: Final = 0.08
 #: Inches: two panels across, two down.
 _FIGURE_SIZE: Final = (12.0, 9.0)
 _DPI: Final = 120
@@ -92,6 +94,7 @@ def write_plot(path: Path, document: Mapping[str, Any]) -> None:
 
     workloads = document["workloads"]
     figure, axes = plt.subplots(2, 2, figsize=_FIGURE_SIZE, dpi=_DPI)
+    legend: dict[str, Any] = {}  # one legend for all panels, below them: label -> line
     try:
         for axis, (transport, title) in zip(axes.flat, PANELS.items(), strict=True):
             series = _series(workloads, transport)
@@ -104,7 +107,7 @@ def write_plot(path: Path, document: Mapping[str, Any]) -> None:
             for (variant, era), line in series.items():
                 colour, label = _VARIANTS[variant]
                 style, marker, era_label = _ERAS.get(era, (":", "^", era))
-                axis.plot(
+                [legend[f"{label}, {era_label}"]] = axis.plot(
                     [in_flight for in_flight, _ in line],
                     [rate for _, rate in line],
                     linestyle=style,
@@ -122,12 +125,22 @@ def write_plot(path: Path, document: Mapping[str, Any]) -> None:
             axis.set_xlabel("calls in flight")
             axis.set_ylabel("round trips per second")
             axis.grid(True, which="both", alpha=0.3)
-            axis.legend(fontsize="small")
         figure.suptitle(_title(document))
-        figure.tight_layout()
+        if legend:
+            order = sorted(legend, key=_legend_order)
+            figure.legend(
+                [legend[label] for label in order], order, loc="lower center", ncol=3, frameon=False
+            )
+        figure.tight_layout(rect=(0, _LEGEND_SHARE, 1, 1))
         figure.savefig(path, format="png")
     finally:
         plt.close(figure)
+
+
+def _legend_order(label: str) -> tuple[int, bool]:
+    """Variants in `_VARIANTS` order, legacy first: the legend fills one column per variant."""
+    variant = next(i for i, (_, name) in enumerate(_VARIANTS.values()) if label.startswith(name))
+    return variant, "2026-07-28" in label
 
 
 def _compact(value: float, position: object = None) -> str:
