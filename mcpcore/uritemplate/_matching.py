@@ -452,7 +452,11 @@ def _members(text: str, capture: _Capture) -> list[str] | dict[str, str] | None:
     members = text.split(capture.sep)
     with_equals = sum("=" in member for member in members)
     if with_equals == len(members):
-        return _decoded_dict([member.partition("=") for member in members])
+        pairs = [member.partition("=") for member in members]
+        # key=value: an "=" in the value is pct-encoded too, except with "+" and "#".
+        if not capture.allow_reserved and any("=" in value for _, _, value in pairs):
+            return None
+        return _decoded_dict(pairs)
     # "=" in a list member is pct-encoded, except with "+" and "#".
     if with_equals and not capture.allow_reserved:
         return None

@@ -551,6 +551,8 @@ def test_reserved_expansion_keeps_pct_encoded_triplets() -> None:
         ("{list*}", "a,b", {"list": ["a", "b"]}),
         ("{list*}", "a=1,b=2", {"list": {"a": "1", "b": "2"}}),
         ("{list*}", "a=1,b", None),  # "=" is encoded in a list member
+        ("{list*}", "a=1=2", None),  # and in a mapping's value
+        ("{+list*}", "a=1=2", {"list": {"a": "1=2"}}),  # but not with "+"
         ("{+list*}", "a=1,b", {"list": ["a=1", "b"]}),  # but not with "+"
         ("x{.list*}", "x.a.b", {"list": ["a", "b"]}),
         # Prefixes: at most n characters, after decoding.
