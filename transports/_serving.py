@@ -273,8 +273,14 @@ class _Request:
         self._held = True
 
     async def send(self, data: bytes) -> None:
-        """Write a notification of this request (progress, a log message...)."""
-        await self._driver._write(data)
+        """Write a notification of this request (progress, a log message...).
+
+        Queued for the writer task (`MessageWriter.post`), not written at once: a
+        handler reporting progress in a loop then costs one write per batch instead of
+        one per notification; its answer, written after, still goes behind them.
+        """
+        driver = self._driver
+        await driver._writer.post(driver._frame(data))
 
     async def request(self, request_id: RequestId, data: bytes) -> _Answer:
         """Ask the client (legacy era); see `ServerDriver.ask`."""

@@ -32,7 +32,13 @@ import trio
 
 from transports._fdio import EAGER_TURNS
 
-__all__ = ["MAX_COALESCED_BYTES", "MAX_QUEUED_MESSAGES", "WRITE_TIMEOUT", "MessageWriter"]
+__all__ = [
+    "MAX_COALESCED_BYTES",
+    "MAX_QUEUED_MESSAGES",
+    "POSTS_PER_TURN",
+    "WRITE_TIMEOUT",
+    "MessageWriter",
+]
 
 #: Messages waiting to be written before senders wait. Enough to keep the writer busy
 #: while 100+ handlers answer at once; small enough that a peer that stops reading
@@ -41,6 +47,12 @@ MAX_QUEUED_MESSAGES: Final = 256
 #: The most bytes joined into one write. Past it the join costs more than the saved
 #: system call, and one huge result should not drag small ones behind it.
 MAX_COALESCED_BYTES: Final = 256 * 1024
+#: Messages `MessageWriter.post` queues before the poster yields to the scheduler (so
+#: the writer task and the connection's other tasks run). Each yield plus the writer
+#: task's turn costs ~65k instructions, a posted message ~18k: 64 to a turn keeps that
+#: overhead near 1k per message, and a flooding handler holds the loop for about a
+#: millisecond at most. Below `MAX_QUEUED_MESSAGES`, so a turn's batch fits the queue.
+POSTS_PER_TURN: Final = 64
 #: Seconds one write may take once started (it is shielded from cancellation, so it
 #: needs its own bound): a peer that reads nothing for this long is treated as gone.
 WRITE_TIMEOUT: Final = 30.0
@@ -70,6 +82,7 @@ class MessageWriter:
         self._queued = 0  # messages in the channel, not yet taken by the writer task
         self._writing = False  # the writer task holds messages it has not written yet
         self._eager = 0  # direct writes since the last checkpoint
+        self._posted = 0  # messages posted since the last checkpoint
         self._done = trio.Event()
         #: Why writing stopped, once it has (the peer went away, or we closed).
         self.failure: BaseException | None = None
@@ -110,6 +123,33 @@ class MessageWriter:
             self._send_channel.close()
             raise ConnectionError(self._why_closed()) from exc
         return data[sent:]
+
+    async def post(self, data: bytes) -> None:
+        """Queue one framed message for the writer task, without writing it here.
+
+        For notifications a handler may send in floods (progress, log messages): the
+        writer task joins whatever is waiting into one write, where `send`'s direct
+        write would cost a system call (and a wake-up of the peer) per message. What
+        it skips: the direct write, and the scheduler trip of a channel ``send``; the
+        sender still yields every `POSTS_PER_TURN` messages, which lets the writer task
+        run, and waits while the queue is full (backpressure, bounded memory). Order
+        is kept: a later `send` goes behind what is queued.
+
+        Raises:
+            ConnectionError: The stream is closed or broken; nothing more can be written.
+        """
+        try:
+            self._send_channel.send_nowait(data)
+        except trio.WouldBlock:
+            await self.send(data)  # the queue is full: wait for room, like any sender
+            return
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise ConnectionError(self._why_closed()) from self.failure
+        self._queued += 1
+        self._posted += 1
+        if self._posted >= POSTS_PER_TURN:
+            self._posted = 0
+            await trio.lowlevel.checkpoint()
 
     def send_nowait(self, data: bytes) -> bool:
         """Queue one framed message if there is room at once; False if there is none.

@@ -77,15 +77,39 @@ async def test_waiting_messages_are_written_together_in_order() -> None:
     assert len(stream.writes) == 1  # 50 messages, one system call
 
 
+@pytest.mark.parametrize("method", ["send", "post"])
 @trio_run
-async def test_a_full_queue_makes_senders_wait() -> None:
+async def test_a_full_queue_makes_senders_wait(method: str) -> None:
     writer = MessageWriter(RecordingStream(), max_queued=2)
-    await writer.send(b"a\n")
-    await writer.send(b"b\n")
+    send = getattr(writer, method)
+    await send(b"a\n")
+    await send(b"b\n")
     with trio.move_on_after(0.1) as waited:
-        await writer.send(b"c\n")
+        await send(b"c\n")
     assert waited.cancelled_caught  # nobody drains the queue: the sender waits
     assert writer.send_nowait(b"c\n") is False
+
+
+@trio_run
+async def test_posted_messages_share_one_write_and_go_before_a_later_send() -> None:
+    stream = RecordingStream()
+    direct: list[bytes] = []
+
+    def try_write(data: bytes) -> int:  # an idle pipe that takes everything at once
+        direct.append(data)
+        return len(data)
+
+    writer = MessageWriter(stream, try_write=try_write)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        for n in range(10):  # (fewer than POSTS_PER_TURN: the poster never yields)
+            await writer.post(b"%d\n" % n)
+        await writer.send(b"answer\n")  # queued behind the posted ones, not written first
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.aclose()
+    assert direct == []
+    assert stream.writes == [b"".join(b"%d\n" % n for n in range(10)) + b"answer\n"]
 
 
 @trio_run
