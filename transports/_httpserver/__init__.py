@@ -23,6 +23,7 @@ from transports._httpserver._limits import (
     HttpLimits,
 )
 from transports._httpserver._listener import serve_http
+from transports._httpserver._reply import ReplyMode
 
 __all__ = [
     "BODY_TIMEOUT",
@@ -40,6 +41,7 @@ __all__ = [
     "HttpLimits",
     "MemoryEventStore",
     "Principal",
+    "ReplyMode",
     "StoredEvent",
     "TokenVerifier",
     "serve_http",

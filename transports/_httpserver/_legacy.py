@@ -11,6 +11,10 @@
   an event that has an id and no data, and a ``retry`` (SSE polling; primed whatever
   ``MCP-Protocol-Version`` the POST carries, trap 10.1-7). A POST of only
   notifications and responses (the client's answers to our requests) gets 202.
+  With ``replies="json"`` a POST whose requests are answered before anything else is
+  sent about them gets the answer as a JSON body instead (status 200, no priming,
+  nothing stored: the stream starts undecided, `transports._httpserver._streams`); the
+  first notification or request to the client makes it the primed stream above.
 * ``GET`` opens the session's standalone stream (one at a time: 409 for a second), for
   messages not tied to a request (list_changed, resources/updated); with
   ``Last-Event-ID`` it resumes a stream of the session instead, replaying what the
@@ -38,7 +42,7 @@ from mcpcore.types import RequestId
 from mcpcore.versions import is_at_least
 from transports._httpserver._event_store import EventStore, MemoryEventStore
 from transports._httpserver._limits import HttpLimits
-from transports._httpserver._reply import Header, Reply
+from transports._httpserver._reply import Header, Reply, ReplyMode
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Answer, Call, Session, SessionTable
 from transports._httpserver._streams import EventStream, Sink, pump
@@ -136,7 +140,7 @@ class _StreamOutbound:
 
         Only for a primed stream: its client holds an event id to resume from.
         """
-        if not self._session.primes:
+        if not self._stream.primed:
             return False
         self._stream.detach()
         return True
@@ -173,9 +177,15 @@ class LegacyEndpoint:
     """Serves the legacy Streamable HTTP eras (see the module docstring)."""
 
     def __init__(
-        self, server: Server, pool: WorkerPool[Call], store: EventStore, limits: HttpLimits
+        self,
+        server: Server,
+        pool: WorkerPool[Call],
+        store: EventStore,
+        limits: HttpLimits,
+        replies: ReplyMode = "auto",
     ) -> None:
         self._server = server
+        self._json = replies == "json"
         self._pool = pool
         self._store = store
         # (Exactly the in-memory store: a subclass may wait in its methods.)
@@ -222,17 +232,29 @@ class LegacyEndpoint:
         if not requests:
             await self._acknowledge(reply, session, replies, batch=batch)
             return
+        undecided = self._json
+        retry_ms = self._limits.sse_retry_ms
         stream = self._new_stream(
-            session, requests=[event.request_id for event in requests], batch=batch, extra=replies
+            session,
+            requests=[event.request_id for event in requests],
+            batch=batch,
+            extra=replies,
+            undecided=undecided,
+            prime_retry_ms=retry_ms if session.primes else None,
         )
         sink = Sink(self._limits.max_stream_backlog)
         stream.attach(sink)
         first = b""
-        if session.primes:
-            first = encode_event(b"", id=await stream.prime(), retry=self._limits.sse_retry_ms)
+        if undecided:
+            # Nothing is written before the first message; a quiet one becomes a
+            # stream when the keep-alive is due (CHECKLIST G5), with the session's id.
+            reply.may_stream = True
+            reply.stream_headers = [session.header()]
+        elif session.primes:
+            first = encode_event(b"", id=await stream.prime(), retry=retry_ms)
         for event in requests:
             await session.start(event, _StreamOutbound(session, stream, self._store_waits))
-        await self._pump(reply, session, stream, sink, first, gather=True)
+        await self._pump(reply, session, stream, sink, first, gather=True, undecided=undecided)
 
     async def _open(self, principal: str | None) -> LegacySession | None:
         sessions = self.sessions
@@ -274,6 +296,8 @@ class LegacyEndpoint:
         requests: list[RequestId] | None,
         batch: bool = False,
         extra: list[bytes] | None = None,
+        undecided: bool = False,
+        prime_retry_ms: int | None = None,
     ) -> EventStream:
         stream = EventStream(
             f"{self._stream_prefix}{next(self._streams_made):x}",
@@ -281,6 +305,8 @@ class LegacyEndpoint:
             requests=requests,
             batch=batch,
             extra_answers=extra if batch else None,
+            undecided=undecided,
+            prime_retry_ms=prime_retry_ms,
         )
         streams = session.streams
         streams[stream.id] = stream
@@ -307,10 +333,11 @@ class LegacyEndpoint:
         first: bytes,
         *,
         gather: bool = False,
+        undecided: bool = False,
     ) -> None:
         session.attached += 1
         try:
-            await pump(reply, sink, [session.header()], first, gather=gather)
+            await pump(reply, sink, [session.header()], first, gather=gather, undecided=undecided)
         finally:
             session.attached -= 1
             session.touch()

@@ -25,6 +25,7 @@ from transports._httpserver._auth import BearerAuth
 from transports._httpserver._connection import HttpConnection
 from transports._httpserver._event_store import EventStore, MemoryEventStore
 from transports._httpserver._limits import HttpLimits
+from transports._httpserver._reply import REPLY_MODES, ReplyMode
 from transports._httpserver._router import Router
 from transports._httpserver._sessions import Call, call_key, run_call
 from transports._serving import SECRET_SIZE
@@ -62,6 +63,7 @@ async def serve_http(
     limits: HttpLimits | None = None,
     on_error: ErrorReporter | None = None,
     websocket: WebSocketLimits | bool = True,
+    replies: ReplyMode = "auto",
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/path`` until cancelled.
@@ -91,8 +93,32 @@ async def serve_http(
             traceback goes to stderr).
         websocket: Accept WebSocket upgrades on the endpoint (with these limits, or
             the defaults for True); False answers them as plain GETs (400).
+        replies: How a POST carrying requests is answered (the spec allows a JSON body
+            or an event stream; clients must read both):
+
+            * ``"auto"`` (default): 2025-03-26 … 2025-11-25 with an event stream, always
+              (a 2025-11-25 one primed for resumption, its events kept in
+              ``event_store``); 2026-07-28 with a JSON body, unless the handler sends
+              something (progress, a log message) before its result: then a stream.
+            * ``"json"``: a JSON body whenever nothing comes before the result, in both
+              eras (legacy: no priming, nothing stored, nothing to resume). A handler
+              that sends a notification or, in a session, a request to the client
+              (elicitation, sampling) first gets a stream as with ``"auto"`` (primed
+              then); no message is ever dropped.
+            * ``"stream"``: an event stream always, in both eras (2026-07-28: the result
+              as its one event), except a 2026-07-28 error whose status is not 200
+              (400, 404), which stays a JSON body so that the status tells it.
+
+            In every mode a request quiet for ``limits.sse_keepalive_interval`` with
+            nothing written yet becomes a stream, for the keep-alive comment
+            (CHECKLIST G5). 2024-11-05 HTTP+SSE answers on its GET stream regardless.
         task_status: Started with the bound port once the server accepts connections.
+
+    Raises:
+        ValueError: ``replies`` is not one of ``"auto"``, ``"json"``, ``"stream"``.
     """
+    if replies not in REPLY_MODES:
+        raise ValueError(f"replies must be one of {', '.join(REPLY_MODES)}")
     server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
     limits = limits or HttpLimits()
     upgrade = None
@@ -113,6 +139,7 @@ async def serve_http(
             store=event_store or MemoryEventStore(),
             limits=limits,
             websocket=upgrade,
+            replies=replies,
         )
         nursery.start_soon(router.legacy.sessions.expire_forever)
         open_connections = trio.Semaphore(limits.max_connections)

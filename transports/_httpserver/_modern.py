@@ -5,7 +5,8 @@ A POST carries one request, checked in the order of `mcpcore.http.check_modern_r
 
 * as one JSON body when nothing comes before the answer (statuses per
   `mcpcore.http.status_for_error`: 400 for -32602/-32020/-32021/-32022, 404 for
-  -32601);
+  -32601); with ``replies="stream"``, an answer of status 200 as an event stream of
+  that one event instead;
 * as an event stream once the handler sends progress or a log message ("a JSON
   response cannot carry them", trap 10.2-14), or once it has been quiet for the
   keep-alive interval (a comment then keeps proxies from cutting it, CHECKLIST G5);
@@ -48,7 +49,7 @@ from mcpcore.server import Server
 from mcpcore.types import RequestId
 from mcpcore.versions import Era, era_of
 from transports._httpserver._connection import HttpConnection
-from transports._httpserver._reply import Reply
+from transports._httpserver._reply import Reply, ReplyMode
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Answer
 
@@ -61,8 +62,9 @@ _FINAL_KINDS: Final = frozenset({"result", "error"})
 class ModernEndpoint:
     """Serves 2026-07-28 POSTs (see the module docstring)."""
 
-    def __init__(self, server: Server, *, stream_backlog: int) -> None:
+    def __init__(self, server: Server, *, stream_backlog: int, replies: ReplyMode = "auto") -> None:
         self._server = server
+        self._stream_all = replies == "stream"
         self._supported = tuple(
             version for version in server.supported_versions if era_of(version) is Era.MODERN
         )
@@ -131,7 +133,7 @@ class ModernEndpoint:
             finally:
                 self._server.request_cancelled(connection, event.request_id)
         elif answer is not None:
-            await reply.answer(answer)
+            await reply.answer(answer, stream=self._stream_all)
 
     def _header_params(self, tool_name: str) -> tuple[HeaderParam, ...]:
         """The ``x-mcp-header`` arguments of a registered tool (cached per definition)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 import h11
 
@@ -24,9 +24,18 @@ from mcpcore.http import peek_message, status_for_error
 if TYPE_CHECKING:
     from transports._httpserver._connection import HttpConnection
 
-__all__ = ["JSON_HEADERS", "SSE_HEADERS", "Header", "Reply"]
+__all__ = ["JSON_HEADERS", "REPLY_MODES", "SSE_HEADERS", "Header", "Reply", "ReplyMode"]
 
 Header = tuple[bytes, bytes]
+
+#: How `transports.serve_http` answers a POST that carries requests (its ``replies``):
+#: ``"auto"`` (legacy: an event stream, primed and resumable; 2026-07-28: a JSON body
+#: unless something comes before the answer), ``"json"`` (a JSON body whenever nothing
+#: comes before the answer, in both eras), ``"stream"`` (an event stream, in both eras).
+#: "(S) MUST answer ``Content-Type: application/json`` or ``text/event-stream``" and
+#: "(C) MUST support both" (2025-03-26 … 2026-07-28 basic/transports): any is valid.
+ReplyMode = Literal["auto", "json", "stream"]
+REPLY_MODES: Final[tuple[ReplyMode, ...]] = ("auto", "json", "stream")
 
 JSON_HEADERS: Final[list[Header]] = [(b"content-type", b"application/json")]
 SSE_HEADERS: Final[list[Header]] = [
@@ -52,10 +61,11 @@ class Reply:
         finished: The response is complete.
         may_stream: Whether a response still unstarted after the keep-alive interval
             may become an event stream, so that a keep-alive comment can go out (a
-            2026-07-28 request defers the choice between JSON and a stream, CHECKLIST G5).
+            request that defers the choice between JSON and a stream, CHECKLIST G5).
+        stream_headers: Extra headers of a stream the keep-alive starts that way.
     """
 
-    __slots__ = ("_connection", "finished", "may_stream", "started", "streaming")
+    __slots__ = ("_connection", "finished", "may_stream", "started", "stream_headers", "streaming")
 
     def __init__(self, connection: HttpConnection) -> None:
         self._connection = connection
@@ -63,6 +73,7 @@ class Reply:
         self.streaming = False
         self.finished = False
         self.may_stream = False
+        self.stream_headers: Sequence[Header] = ()
 
     # ----------------------------------------------------------- whole responses
 
@@ -127,6 +138,33 @@ class Reply:
         finally:
             connection.unlock()
 
+    async def send_events(self, data: bytes, headers: Sequence[Header] = (), *, end: bool) -> None:
+        """Write encoded events: the stream's first (starting it), or the next ones.
+
+        With ``end``, the stream ends after them; a stream not started yet is then sent
+        whole (status 200, with a length: one write). Decided under the write lock, so
+        a stream the keep-alive started meanwhile just goes on.
+        """
+        connection = self._connection
+        await connection.lock()
+        try:
+            if self.finished:
+                raise RuntimeError("the response is complete")
+            if not self.started and end:
+                fields = [*SSE_HEADERS, *headers, (b"content-length", str(len(data)).encode())]
+                out = self._send_whole(200, fields, data)
+                self.started = self.streaming = True
+            else:
+                out = b"" if self.started else self._stream_head(headers)
+                out += self._chunk(data)
+                if end:
+                    out += connection.h11.send(h11.EndOfMessage())
+            if end:
+                self.finished = True
+            await connection.send_all(out)
+        finally:
+            connection.unlock()
+
     def _stream_head(self, headers: Sequence[Header]) -> bytes:
         h = self._connection.h11
         data = h.send(
@@ -168,12 +206,24 @@ class Reply:
 
     # ----------------------------------------------------------- JSON-RPC answers
 
-    async def answer(self, message: bytes, headers: Sequence[Header] = ()) -> None:
+    async def answer(
+        self,
+        message: bytes,
+        headers: Sequence[Header] = (),
+        *,
+        status: int | None = None,
+        stream: bool = False,
+    ) -> None:
         """Send the final JSON-RPC answer of a request: a JSON body, or the stream's last event.
 
-        As JSON, an error gets its 2026-07-28 status (`mcpcore.http.status_for_error`).
-        Decided under the write lock: a stream the keep-alive committed to meanwhile
-        gets the answer as its last event.
+        As JSON, an error gets its 2026-07-28 status (`mcpcore.http.status_for_error`)
+        unless ``status`` is given (a legacy answer is 200 whatever it says: a legacy
+        404 means "no such session"). Decided under the write lock: a stream the
+        keep-alive committed to meanwhile gets the answer as its last event. With
+        ``stream``, an answer whose status would be 200 goes as an event stream of
+        that one event (sent whole, in one write); an error with a status of
+        its own (400, 404) stays a JSON body, since a stream's status is 200 and the
+        2026-07-28 errors are told apart by theirs.
         """
         connection = self._connection
         await connection.lock()
@@ -184,14 +234,16 @@ class Reply:
                 data = self._chunk(encode_event(message)) + connection.h11.send(h11.EndOfMessage())
             else:
                 self._check_idle()
-                peeked = peek_message(message)
-                code = peeked.error_code
-                status = 200 if code is None else status_for_error(code)
-                fields = [
-                    *JSON_HEADERS,
-                    *headers,
-                    (b"content-length", str(len(message)).encode()),
-                ]
+                if status is None:
+                    code = peek_message(message).error_code
+                    status = 200 if code is None else status_for_error(code)
+                if stream and status == 200:
+                    message = encode_event(message)
+                    kind = SSE_HEADERS
+                    self.streaming = True
+                else:
+                    kind = JSON_HEADERS
+                fields = [*kind, *headers, (b"content-length", str(len(message)).encode())]
                 data = self._send_whole(status, fields, message)
                 self.started = True
             self.finished = True
@@ -225,7 +277,8 @@ class Reply:
             return
         try:
             if not self.started and self.may_stream:
-                await connection.send_all(self._stream_head(()) + self._chunk(_KEEPALIVE))
+                data = self._stream_head(self.stream_headers) + self._chunk(_KEEPALIVE)
+                await connection.send_all(data)
             elif self.streaming and not self.finished:
                 await connection.send_all(self._chunk(_KEEPALIVE))
         finally:

@@ -38,7 +38,7 @@ from transports._httpserver._event_store import EventStore
 from transports._httpserver._legacy import LegacyEndpoint
 from transports._httpserver._limits import HttpLimits
 from transports._httpserver._modern import ModernEndpoint
-from transports._httpserver._reply import JSON_HEADERS, Reply
+from transports._httpserver._reply import JSON_HEADERS, Reply, ReplyMode
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Call
 from transports._httpserver._sse2024 import SESSION_PARAMETER, Sse2024Endpoint
@@ -74,6 +74,7 @@ class Router:
         store: The event store of legacy streams.
         limits: The server's limits.
         websocket: What takes WebSocket upgrades of the endpoint over, if any.
+        replies: How POSTed requests are answered (`ReplyMode`).
     """
 
     def __init__(
@@ -88,6 +89,7 @@ class Router:
         store: EventStore,
         limits: HttpLimits,
         websocket: UpgradeHandler | None = None,
+        replies: ReplyMode = "auto",
     ) -> None:
         self._path = path
         self._websocket = websocket
@@ -95,8 +97,10 @@ class Router:
         self._refusals: dict[tuple[str | None, str | None], int | None] = {}
         self._auth = auth
         self._legacy_on = legacy
-        self.modern = ModernEndpoint(server, stream_backlog=limits.max_stream_backlog)
-        self.legacy = LegacyEndpoint(server, pool, store, limits)
+        self.modern = ModernEndpoint(
+            server, stream_backlog=limits.max_stream_backlog, replies=replies
+        )
+        self.legacy = LegacyEndpoint(server, pool, store, limits, replies)
         self.sse2024 = Sse2024Endpoint(server, pool, limits)
         self._metadata_paths = frozenset(
             {PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + path.rstrip("/")}

@@ -13,6 +13,12 @@ NOT be interpreted as cancellation", 2025-03-26 … 2025-11-25).
 A POST stream ends once every request of the POST is answered ("(S) SHOULD close the
 stream after the response"); the answers of a 2025-03-26 batch go out together, as
 one batch. The standalone stream lasts as long as its session.
+
+With ``replies="json"`` a POST's stream starts *undecided*: nothing is stored, and an
+answer that comes before anything else goes to the response unstored, to be sent as a
+JSON body (there is nothing to resume). The first other message (a notification, a
+request to the client) commits it: primed then, if the session primes, and stored
+from then on, as any stream.
 """
 
 from __future__ import annotations
@@ -25,12 +31,15 @@ import trio
 from mcpcore.framing import encode_event
 from mcpcore.types import RequestId
 from transports._httpserver._event_store import EventStore
-from transports._httpserver._reply import SSE_HEADERS, Header, Reply
+from transports._httpserver._reply import Header, Reply
 
-__all__ = ["MAX_COALESCED_EVENTS", "EventStream", "Sink", "pump"]
+__all__ = ["MAX_COALESCED_EVENTS", "UNSTORED", "EventStream", "Sink", "pump"]
 
 #: Events joined into one write when several wait (one ``send_all`` each costs ~6 µs).
 MAX_COALESCED_EVENTS: Final = 64
+
+#: The event id of an answer an undecided stream delivers without storing it.
+UNSTORED: Final = ""
 
 _Item = tuple[str, bytes]
 
@@ -42,7 +51,7 @@ class Sink:
     a channel pair costs several times more to make.)
     """
 
-    __slots__ = ("_backlog", "_closed", "_items", "_waiting", "replayed")
+    __slots__ = ("_backlog", "_closed", "_items", "_waiting", "preface", "replayed")
 
     def __init__(self, backlog: int) -> None:
         self._backlog = backlog
@@ -51,6 +60,9 @@ class Sink:
         self._waiting: trio.lowlevel.Task | None = None
         #: Ids already written from the store: a live copy of one is skipped.
         self.replayed: set[str] = set()
+        #: Encoded events to write before the queued ones: the priming event of a
+        #: stream that committed late (undecided, see the module docstring).
+        self.preface = b""
 
     def put(self, event_id: str, message: bytes) -> bool:
         """Queue an event; False when the client is too far behind (the sink closes)."""
@@ -112,6 +124,9 @@ class EventStream:
         store: Where its events are kept.
         requests: The requests whose answers end it (None: the standalone stream).
         batch: Answer them together, as a JSON array (a 2025-03-26 batch POST).
+        extra_answers: Answers of the batch known already (its invalid members').
+        undecided: Start undecided (see the module docstring), priming with a
+            ``retry`` of ``prime_retry_ms`` when it commits, if that is not None.
     """
 
     def __init__(
@@ -122,10 +137,16 @@ class EventStream:
         requests: list[RequestId] | None = None,
         batch: bool = False,
         extra_answers: list[bytes] | None = None,
+        undecided: bool = False,
+        prime_retry_ms: int | None = None,
     ) -> None:
         self.id = stream_id
         self.sink: Sink | None = None
         self.done = False
+        #: It has its priming event: its client holds an id to resume from.
+        self.primed = False
+        self.undecided = undecided
+        self._prime_retry_ms = prime_retry_ms
         self._store = store
         self._waiting = None if requests is None else set(requests)
         self._batch = batch
@@ -133,13 +154,26 @@ class EventStream:
 
     async def emit(self, message: bytes) -> None:
         """Store an event and deliver it to the attached response, if any."""
+        if self.undecided:
+            await self._commit()
         event_id = await self._store.store_event(self.id, message)
         sink = self.sink
         if sink is not None and not sink.put(event_id, message):
             self.sink = None  # the client fell behind: it resumes from the store
 
+    async def _commit(self) -> None:
+        """An undecided stream becomes a stream: primed now, if its session primes."""
+        self.undecided = False
+        retry = self._prime_retry_ms
+        if retry is not None:
+            priming = encode_event(b"", id=await self.prime(), retry=retry)
+            sink = self.sink
+            if sink is not None:
+                sink.preface += priming
+
     async def prime(self) -> str:
         """Store a priming event (an id and no data, 2025-11-25); its id."""
+        self.primed = True
         return await self._store.store_event(self.id, None)
 
     async def answered(self, request_id: RequestId, reply: bytes | None) -> None:
@@ -152,11 +186,20 @@ class EventStream:
             if self._batch:
                 self._answers.append(reply)
             else:
-                await self.emit(reply)
+                await self._final(reply)
         if not waiting:
             if self._batch and self._answers:
-                await self.emit(b"[" + b",".join(self._answers) + b"]")
+                await self._final(b"[" + b",".join(self._answers) + b"]")
             self.end()
+
+    async def _final(self, message: bytes) -> None:
+        """Deliver the POST's answer: unstored while undecided (it may go as JSON)."""
+        if not self.undecided:
+            await self.emit(message)
+            return
+        sink = self.sink
+        if sink is not None:
+            sink.put(UNSTORED, message)
 
     def end(self) -> None:
         """Nothing more will be emitted: the attached response ends after what it has."""
@@ -179,7 +222,13 @@ class EventStream:
 
 
 async def pump(
-    reply: Reply, sink: Sink, headers: list[Header], first: bytes, *, gather: bool
+    reply: Reply,
+    sink: Sink,
+    headers: list[Header],
+    first: bytes,
+    *,
+    gather: bool = False,
+    undecided: bool = False,
 ) -> None:
     """Serve one response of a stream: ``first`` (priming or replay), then live events.
 
@@ -187,23 +236,39 @@ async def pump(
     request began) goes out with ``first`` in the same write, and a stream complete by
     then is sent whole: a quick call costs one write, not three (head and priming,
     answer, end), and a slow one gets its priming event that late (SEP-1699 asks for it
-    "immediately"; a hundredth of a second is that, for a client). Returns when the
-    sink closes, the response ended.
+    "immediately"; a hundredth of a second is that, for a client).
+
+    With ``undecided`` (the stream is, see the module docstring), nothing is written
+    before the first message, however long it takes (the keep-alive may start the
+    stream meanwhile, `Reply.may_stream`): the answer alone is sent as a JSON body,
+    anything else starts the stream. Returns when the sink closes, the response ended.
     """
     replayed = sink.replayed
     batch, ended = sink.ready()
-    if not batch and not ended and gather:
-        reply.set_nudge(sink.nudge)
-        batch, ended = await sink.next_batch()
-        reply.set_nudge(None)
+    if not batch and not ended:
+        if undecided:
+            batch, ended = await sink.next_batch()
+        elif gather:
+            reply.set_nudge(sink.nudge)
+            batch, ended = await sink.next_batch()
+            reply.set_nudge(None)
+    if undecided:
+        if ended and len(batch) == 1 and batch[0][0] == UNSTORED and not sink.preface:
+            # (200 whatever the answer says: in a session, 404 means "no such session".)
+            await reply.answer(batch[0][1], headers, status=200)
+            return
+        first += sink.preface
+        sink.preface = b""
     data = first + _encode(batch, replayed)
     if ended:
-        await reply.respond(200, [*SSE_HEADERS, *headers], data)
+        await reply.send_events(data, headers, end=True)
         return
-    await reply.start_stream(headers, first=data)
+    await reply.send_events(data, headers, end=False)
     while not ended:
         batch, ended = await sink.next_batch()
         data = _encode(batch, replayed)
+        if sink.preface:
+            data, sink.preface = sink.preface + data, b""
         if ended:
             await reply.end_stream(data)
         elif data:
@@ -212,7 +277,7 @@ async def pump(
 
 def _encode(batch: list[_Item], replayed: set[str]) -> bytes:
     return b"".join(
-        encode_event(message, id=event_id)
+        encode_event(message, id=event_id or None)
         for event_id, message in batch
         if event_id not in replayed
     )
