@@ -10,11 +10,11 @@ where it can.
 
 * ``ceiling``: `bench._http_ceiling.serve_ceiling_http`, answering with RESULT.
 * ``mcpcore``: `transports.serve_http` serving `bench.dispatch.build_server` (the
-  ``get_weather`` tool), both eras on ``/mcp``. Its legacy (2025-11-25) answers are
-  always event streams (resumable); a 2026-07-28 answer is a JSON body unless the
-  handler sent something first, and the library has no option to stream it anyway
-  (there is no reason to but this comparison). So ``sse`` turns on, in this process
-  only, `_answer_in_event_streams`: the bench's own knob, not the library's.
+  ``get_weather`` tool), both eras on ``/mcp``, with ``replies="json"`` (every answer a
+  JSON body, the legacy 2025-11-25 ones too: no priming event, nothing stored for
+  resumption), or with ``sse`` ``replies="stream"`` (every answer an event stream: in
+  2025-11-25 primed and resumable, as by default; in 2026-07-28 the answer as its one
+  event).
 * ``sdk``: the official SDK's ``MCPServer`` (`bench.sdk_dispatch.high_level_server`, the
   same tool) as its Streamable HTTP Starlette app, in its fastest configuration
   (`bench.sdk_http.SDK_APP_OPTIONS`: JSON responses, stateless; with ``sse``,
@@ -25,7 +25,6 @@ where it can.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
@@ -38,28 +37,6 @@ __all__ = ["SCRIPT", "main"]
 
 #: This file, as the HTTP layer runs it.
 SCRIPT = str(Path(__file__).resolve())
-
-
-def _answer_in_event_streams() -> None:
-    """Make mcpcore's server answer every 2026-07-28 request with an event stream.
-
-    `Reply.answer` sends a 2026-07-28 answer as a JSON body when nothing was streamed
-    before it; here, a reply that may stream (every 2026-07-28 request's) starts its
-    stream first, so the answer goes out as the stream's one event, then the stream
-    ends: what the server does when a handler sends progress, minus the progress.
-    """
-    from transports._httpserver._reply import Reply
-
-    answer = Reply.answer
-
-    async def answer_in_a_stream(
-        reply: Reply, message: bytes, headers: Sequence[tuple[bytes, bytes]] = ()
-    ) -> None:
-        if not reply.started and reply.may_stream:
-            await reply.start_stream(headers)
-        await answer(reply, message, headers)
-
-    setattr(Reply, "answer", answer_in_a_stream)  # noqa: B010 (a method replaced)
 
 
 def main(argv: list[str]) -> int:
@@ -78,11 +55,10 @@ def main(argv: list[str]) -> int:
         from functools import partial
 
         from bench.dispatch import build_server
-        from transports import serve_http
+        from transports import ReplyMode, serve_http
 
-        if sse:
-            _answer_in_event_streams()
-        trio.run(partial(serve_http, build_server(), host="127.0.0.1", port=port))
+        replies: ReplyMode = "stream" if sse else "json"
+        trio.run(partial(serve_http, build_server(), host="127.0.0.1", port=port, replies=replies))
     elif kind == "sdk" and len(argv) == 2:
         from bench.sdk_http import serve
 

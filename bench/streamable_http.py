@@ -18,7 +18,7 @@ modern: 2026-07-28, every request with its ``_meta`` envelope and headers):
 
 Every workload runs twice: with JSON replies (each answer a JSON body) and with SSE
 replies (each answer an event stream of one event), every server configured for it
-(`bench._http_servers`; mcpcore's legacy server streams every answer either way).
+(`bench._http_servers`; mcpcore's with ``serve_http(replies="json" | "stream")``).
 Workloads: one call at a time on one connection (batches of `SEQUENTIAL_BATCH` calls,
 each call's latency recorded), then the concurrency sweep of `bench._process_layer` (8,
 64, 256 callers at once on the one client; 8 alone with ``--quick``); each client opens
@@ -269,12 +269,10 @@ _SDK_NOTE = {
     "uvicorn (uvloop, httptools); its result also carries the text as structuredContent",
 }
 _REPLY_NOTE = {
-    "json": "mcpcore's legacy server answers every POST of requests with an event stream "
-    "(resumable), so its legacy row is SSE replies; its 2026-07-28 answers, the SDK's "
-    "and the ceiling's are JSON bodies",
-    "sse": "every answer an event stream of one event; mcpcore's 2026-07-28 server made to "
-    "stream a plain answer by bench/_http_servers.py (the library streams only once a "
-    "handler sends something first)",
+    "json": 'every answer a JSON body; mcpcore: serve_http(replies="json") (legacy too: '
+    "no priming event, nothing stored for resumption)",
+    "sse": "every answer an event stream, the answer its one event; mcpcore: serve_http("
+    'replies="stream") (legacy 2025-11-25: a priming event first, both stored for resumption)',
 }
 
 
