@@ -86,6 +86,15 @@ def test_byte_by_byte_feeding_gives_the_same_lines() -> None:
     assert feed_all(LineFramer(), bytewise(stream)) == [b'{"a":1}', b' {"b":"\xc3\xa9"}', b"[]"]
 
 
+@pytest.mark.parametrize(
+    "chunk", [b"{}\n", b"{}\r\n", b"\n", b" \t\n", b"\r\n", b"12345\n", b"123456\n", b"1234\r5\n"]
+)
+def test_a_chunk_of_one_whole_line_frames_like_the_same_bytes_one_by_one(chunk: bytes) -> None:
+    # (One whole line per chunk is the framer's fast path: blank, CRLF, oversized and
+    # inner-CR lines must come out of it exactly as from the general path.)
+    assert LineFramer(5).feed(chunk) == feed_all(LineFramer(5), bytewise(chunk))
+
+
 def test_empty_feed_returns_nothing() -> None:
     framer = LineFramer()
     assert framer.feed(b"") == []
