@@ -28,7 +28,7 @@ from typing import Any, Final
 
 from bench._harness import Samples, Settings, Variant, measure
 from bench._layer import Context
-from bench._results import Target, WorkloadResult, from_samples
+from bench._results import MCPCORE, Target, WorkloadResult, from_samples
 from bench._stdio_runner import LoopThread, child_processes, kill_processes
 from bench._verify import BenchmarkError
 
@@ -190,12 +190,17 @@ def _measure(
     variants: list[ProcessVariant],
     expected_text: str,
     describe: Callable[[Workload], str],
+    failed: dict[str, str],
 ) -> tuple[dict[str, dict[str, Samples]], dict[str, dict[str, str]]]:
     """Start every variant's client and server once, then measure each workload on them.
 
     Per workload: every variant's answers are checked (the warm-up batch), then the
     variants are measured interleaved. Samples by workload key, then variant name; the
     latency notes of the one-call-at-a-time workloads, by workload key, then era.
+
+    A comparison (not mcpcore) whose client fails is left out from that workload on,
+    its reason put in ``failed`` by variant name, so that the official SDK falling over
+    at some load costs its own columns, not the layer. mcpcore failing fails the layer.
     """
     shape = _Shape()
     before = child_processes()
@@ -214,19 +219,18 @@ def _measure(
             context.log(describe(workload))
             shape.callers = workload.in_flight
             shape.calls = workload.calls_per_task(context.settings)
-            timed = []
-            for variant in variants:
-                thread = threads[variant.name]
-                for result in thread.operation():  # the warm-up batch, checked
-                    text = variant.text_of(result)
-                    if text != expected_text:
-                        raise BenchmarkError(f"{variant.name}: the tool did not answer: {text!r}")
-                variant.latencies.clear()
-                timed.append(Variant(variant.name, thread.operation))
-            measured[workload.key] = measure(timed, context.settings)
+            while True:
+                running = [variant for variant in variants if variant.name not in failed]
+                try:
+                    timed = [_warmed_up(variant, threads, expected_text) for variant in running]
+                    measured[workload.key] = measure(timed, context.settings)
+                    break
+                except _ComparisonFailedError as exc:
+                    failed[exc.variant] = exc.reason
+                    context.log(f"{layer}: {exc.variant} left out from here on: {exc.reason}")
             if workload.in_flight == 1:  # the next workload's warm-up clears them
                 notes[workload.key] = {
-                    era: _latency_note([v for v in variants if v.era == era])
+                    era: _latency_note([v for v in running if v.era == era])
                     for era in dict.fromkeys(variant.era for variant in variants)
                 }
         return measured, notes
@@ -236,6 +240,42 @@ def _measure(
         stragglers = kill_processes(child_processes() - before)
         if stragglers:
             context.log(f"{layer}: killed server processes left running: {stragglers}")
+
+
+class _ComparisonFailedError(Exception):
+    """A comparison's client failed (see `_measure`)."""
+
+    def __init__(self, variant: str, reason: str) -> None:
+        super().__init__(variant, reason)
+        self.variant = variant
+        self.reason = reason
+
+
+def _warmed_up(
+    variant: ProcessVariant, threads: dict[str, LoopThread[Any]], expected_text: str
+) -> Variant:
+    """``variant`` after its warm-up batch, its answers checked, ready to be timed."""
+    operation = threads[variant.name].operation
+    if variant.column != MCPCORE:
+        operation = _failing_alone(variant.name, operation)
+    for result in operation():  # the warm-up batch, checked
+        text = variant.text_of(result)
+        if text != expected_text:
+            raise BenchmarkError(f"{variant.name}: the tool did not answer: {text!r}")
+    variant.latencies.clear()
+    return Variant(variant.name, operation)
+
+
+def _failing_alone(name: str, operation: Callable[[], Any]) -> Callable[[], Any]:
+    """``operation``, whose failure is the comparison's own, not the layer's."""
+
+    def alone() -> Any:
+        try:
+            return operation()
+        except Exception as exc:
+            raise _ComparisonFailedError(name, str(exc) or repr(exc)) from exc
+
+    return alone
 
 
 def _percentile(values: list[int], share: float) -> float:
@@ -295,6 +335,7 @@ def measure_rows(
         calls = workload.calls_per_batch(settings)
         return f"{layer}: {label}, {workload.key} ({calls} calls per timed batch)"
 
+    failed: dict[str, str] = {}
     measured, latency_notes = _measure(
         context,
         layer=layer,
@@ -302,20 +343,28 @@ def measure_rows(
         variants=variants,
         expected_text=expected_text,
         describe=describe,
+        failed=failed,
     )
     rows = []
     for workload in workloads:
         calls = workload.calls_per_batch(settings)
         for era in dict.fromkeys(variant.era for variant in variants):
             mine = [variant for variant in variants if variant.era == era]
+            samples = measured[workload.key]
             per_call = {
                 variant.column: Samples(
-                    tuple(rate * calls for rate in measured[workload.key][variant.name].rates),
-                    measured[workload.key][variant.name].iterations,
+                    tuple(rate * calls for rate in samples[variant.name].rates),
+                    samples[variant.name].iterations,
                 )
                 for variant in mine
+                if variant.name in samples
             }
-            row_notes = notes(workload, era)
+            gone = [variant for variant in mine if variant.name not in samples]
+            row_notes = notes(workload, era) + [
+                f"{variant.column}: n/a, its client failed at or before this point: "
+                f"{failed[variant.name]}"
+                for variant in gone
+            ]
             if workload.key in latency_notes:
                 row_notes.append(latency_notes[workload.key][era])
             rows.append(
@@ -325,7 +374,7 @@ def measure_rows(
                     size_bytes=sizes(era),
                     unit="round trips/s",
                     measured=per_call,
-                    unavailable=unavailable,
+                    unavailable=unavailable + tuple(variant.column for variant in gone),
                     targets=workload.targets,
                     notes=tuple(row_notes),
                     parameters={**parameters, "in_flight": workload.in_flight, "era": era},

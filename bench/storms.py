@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import statistics
 import subprocess
 import sys
@@ -377,6 +378,10 @@ def _sdk_cancel(calls: int) -> StormVariant:
     from mcp.client.stdio import StdioServerParameters
 
     parameters = StdioServerParameters(command=sys.executable, args=[SCRIPT, "sdk", "storms"])
+    # The SDK logs a warning for each cancelled call whose notifications/cancelled its
+    # full transport could not take ("courtesy cancel ... gave up"): thousands of lines
+    # per storm on stderr, where they would bury the progress display.
+    logging.getLogger("mcp").setLevel(logging.ERROR)
 
     def opener() -> AbstractAsyncContextManager[Client]:
         return Client(parameters, mode="legacy")
