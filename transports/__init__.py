@@ -13,7 +13,7 @@ from transports._client_notifications import (
     NotificationCallback,
     Subscription,
 )
-from transports._client_stream import MAX_SERVER_REQUESTS
+from transports._client_routing import MAX_SERVER_REQUESTS
 from transports._client_transport import ClientTransport
 from transports._folder import (
     DEFAULT_MAX_FILE_SIZE,
