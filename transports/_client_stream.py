@@ -32,7 +32,7 @@ from transports._client_routing import MAX_SERVER_REQUESTS, EventRouter
 from transports._deadlines import Deadlines
 from transports._writer import MessageWriter
 
-__all__ = ["CANCEL_SEND_TIMEOUT", "FLUSH_TIMEOUT", "StreamDriver"]
+__all__ = ["CANCEL_SEND_TIMEOUT", "FLUSH_TIMEOUT", "DrivenTransport", "StreamDriver"]
 
 #: Seconds a ``notifications/cancelled`` may wait for room in the write queue. It is
 #: written shielded (a cancelled caller still sends it), so it needs its own bound.
@@ -215,3 +215,37 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, trio.Cancelled):
         return "cancelled by the client"
     return f"the client gave up ({type(exc).__name__})"
+
+
+class DrivenTransport:
+    """The `ClientTransport` methods of a transport whose `StreamDriver` does the work.
+
+    A transport (stdio, WebSocket) sets ``driver`` and adds its own start and close.
+    """
+
+    driver: StreamDriver
+
+    @property
+    def failure(self) -> ConnectionClosedError | None:
+        """Why the connection is gone, once it is."""
+        return self.driver.failure
+
+    async def request(
+        self, request_id: RequestId, data: bytes, *, timeout: float | None = None
+    ) -> Outcome:
+        """See `StreamDriver.request`."""
+        return await self.driver.request(request_id, data, timeout=timeout)
+
+    async def send(self, data: bytes) -> None:
+        """See `StreamDriver.send`."""
+        await self.driver.send(data)
+
+    async def open_listen(
+        self, subscription: Subscription, request_id: RequestId, data: bytes
+    ) -> None:
+        """See `StreamDriver.open_listen`."""
+        await self.driver.open_listen(subscription, request_id, data)
+
+    async def close_listen(self, request_id: RequestId) -> None:
+        """See `StreamDriver.close_listen`."""
+        await self.driver.close_listen(request_id)

@@ -32,18 +32,16 @@ from mcpcore.client import (
     ClientCallbacks,
     ClientSession,
     ConnectMode,
-    Outcome,
 )
 from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer, OversizedMessage
-from mcpcore.types import Implementation, RequestId
+from mcpcore.types import Implementation
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client_errors import ConnectionClosedError, ServerExitedError
 from transports._client_notifications import (
     NotificationCallback,
     NotificationDispatcher,
-    Subscription,
 )
-from transports._client_stream import StreamDriver
+from transports._client_stream import DrivenTransport, StreamDriver
 from transports._fdio import read_lines, try_write
 from transports._writer import MessageWriter
 from transports.client import Client
@@ -235,7 +233,7 @@ async def open_stdio_client(
                     await pipe.aclose()
 
 
-class _StdioTransport:
+class _StdioTransport(DrivenTransport):
     """The `ClientTransport` of one subprocess: a `StreamDriver` and the process's life."""
 
     def __init__(
@@ -266,33 +264,6 @@ class _StdioTransport:
         self._stderr_done = trio.Event()
         self._closing = False
         self._closed = trio.Event()
-
-    # The ClientTransport methods are the driver's own.
-
-    @property
-    def failure(self) -> ConnectionClosedError | None:
-        """Why the connection is gone, once it is."""
-        return self.driver.failure
-
-    async def request(
-        self, request_id: RequestId, data: bytes, *, timeout: float | None = None
-    ) -> Outcome:
-        """See `StreamDriver.request`."""
-        return await self.driver.request(request_id, data, timeout=timeout)
-
-    async def send(self, data: bytes) -> None:
-        """See `StreamDriver.send`."""
-        await self.driver.send(data)
-
-    async def open_listen(
-        self, subscription: Subscription, request_id: RequestId, data: bytes
-    ) -> None:
-        """See `StreamDriver.open_listen`."""
-        await self.driver.open_listen(subscription, request_id, data)
-
-    async def close_listen(self, request_id: RequestId) -> None:
-        """See `StreamDriver.close_listen`."""
-        await self.driver.close_listen(request_id)
 
     def start(
         self,

@@ -32,17 +32,15 @@ from mcpcore.client import (
     ClientCallbacks,
     ClientSession,
     ConnectMode,
-    Outcome,
 )
-from mcpcore.types import Implementation, RequestId
+from mcpcore.types import Implementation
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client_errors import ConnectionClosedError
 from transports._client_notifications import (
     NotificationCallback,
     NotificationDispatcher,
-    Subscription,
 )
-from transports._client_stream import StreamDriver
+from transports._client_stream import DrivenTransport, StreamDriver
 from transports._httpclient._pool import CONNECT_TIMEOUT
 from transports._stdio_client import _reraise_sole
 from transports._websocket._channel import WebSocketChannel
@@ -201,7 +199,7 @@ async def open_websocket_client(
         await trio.aclose_forcefully(stream)
 
 
-class _WebSocketTransport:
+class _WebSocketTransport(DrivenTransport):
     """The `ClientTransport` of one WebSocket: a `StreamDriver` and the connection's life."""
 
     def __init__(
@@ -232,33 +230,6 @@ class _WebSocketTransport:
         self._closed = trio.Event()
         self._writing = True  # the writer's task runs
         self._reader_done = trio.Event()
-
-    # The ClientTransport methods are the driver's own.
-
-    @property
-    def failure(self) -> ConnectionClosedError | None:
-        """Why the connection is gone, once it is."""
-        return self.driver.failure
-
-    async def request(
-        self, request_id: RequestId, data: bytes, *, timeout: float | None = None
-    ) -> Outcome:
-        """See `StreamDriver.request`."""
-        return await self.driver.request(request_id, data, timeout=timeout)
-
-    async def send(self, data: bytes) -> None:
-        """See `StreamDriver.send`."""
-        await self.driver.send(data)
-
-    async def open_listen(
-        self, subscription: Subscription, request_id: RequestId, data: bytes
-    ) -> None:
-        """See `StreamDriver.open_listen`."""
-        await self.driver.open_listen(subscription, request_id, data)
-
-    async def close_listen(self, request_id: RequestId) -> None:
-        """See `StreamDriver.close_listen`."""
-        await self.driver.close_listen(request_id)
 
     def start(self, session: ClientSession) -> None:
         """Bind ``session`` and start the tasks: writer, reader, pings, notifications."""
