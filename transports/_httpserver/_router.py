@@ -2,11 +2,9 @@
 
 For every request, in order:
 
-1. the path: the MCP endpoint, or the protected-resource metadata (when authorization
-   is configured), else 404;
-2. ``Host``, then ``Origin`` (DNS-rebinding protection, `mcpcore.http.OriginPolicy`:
-   421 and 403) "in both eras", before anything else (CONFORMANCE §4.4);
-3. the bearer token, when authorization is configured (401 and 403);
+1-3. ``Host`` and ``Origin`` (421, 403) "in both eras", the path (the endpoint, the
+   protected-resource metadata, else 404), the bearer token (401, 403):
+   `transports._httpserver._gate.EndpointGate`, shared with `serve_websocket`;
 4. the era, by method and ``MCP-Protocol-Version`` (CONFORMANCE §4.2): a POST with the
    2024-11-05 ``sessionId`` goes to HTTP+SSE; a POST whose header is a handshake
    revision, or absent, to the legacy session transport; any other POST to the
@@ -27,38 +25,30 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-import msgspec
-
 from mcpcore.http import OriginPolicy, route_for
 from mcpcore.server import Server
 from mcpcore.versions import Era
-from transports._httpserver._auth import PROTECTED_RESOURCE_PATH, AuthFailure, BearerAuth
+from transports._httpserver._auth import BearerAuth
 from transports._httpserver._connection import HttpConnection
 from transports._httpserver._event_store import EventStore
+from transports._httpserver._gate import EndpointGate
 from transports._httpserver._legacy import LegacyEndpoint
 from transports._httpserver._limits import HttpLimits
 from transports._httpserver._modern import ModernEndpoint
-from transports._httpserver._reply import JSON_HEADERS, Reply, ReplyMode
+from transports._httpserver._reply import Reply, ReplyMode
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Call
 from transports._httpserver._sse2024 import SESSION_PARAMETER, Sse2024Endpoint
 from transports._workers import WorkerPool
 
-__all__ = ["MAX_REMEMBERED_ORIGINS", "Router", "UpgradeHandler"]
+__all__ = ["Router", "UpgradeHandler"]
 
 #: Takes a checked ``Upgrade: websocket`` request (and the bearer token's principal)
 #: over: answers it, and serves the connection until it ends.
 UpgradeHandler = Callable[[HttpRequest, Reply, HttpConnection, "str | None"], Awaitable[None]]
 
-#: ``(Host, Origin)`` pairs whose verdict is remembered. A client sends the same pair on
-#: every request, and checking one costs more than the rest of the routing; the memo is
-#: emptied when full, so that clients sending ever new values can't grow it.
-MAX_REMEMBERED_ORIGINS: Final = 256
-
 _ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
-_UNKNOWN: Final = -1
 _ALLOW_MODERN: Final = [(b"allow", b"POST")]
-_ALLOW_METADATA: Final = [(b"allow", b"GET")]
 
 
 class Router:
@@ -93,46 +83,21 @@ class Router:
     ) -> None:
         self._path = path
         self._websocket = websocket
-        self._origins = origins
-        self._refusals: dict[tuple[str | None, str | None], int | None] = {}
-        self._auth = auth
+        self._gate = EndpointGate(path=path, origins=origins, auth=auth)
         self._legacy_on = legacy
         self.modern = ModernEndpoint(
             server, stream_backlog=limits.max_stream_backlog, replies=replies
         )
         self.legacy = LegacyEndpoint(server, pool, store, limits, replies)
         self.sse2024 = Sse2024Endpoint(server, pool, limits)
-        self._metadata_paths = frozenset(
-            {PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + path.rstrip("/")}
-        )
 
     async def __call__(self, request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
         """Answer one request."""
+        passed = await self._gate.check(request, reply)  # Host, Origin, path, token
+        if passed is None:
+            return
+        principal = passed.principal
         headers = request.headers
-        refusal = self._refusal(headers.get("host"), headers.get("origin"))
-        if refusal is not None:
-            reason = "Misdirected Request: unknown Host" if refusal == 421 else "Forbidden: Origin"
-            await reply.refuse(refusal, reason)
-            return
-        if request.path != self._path:
-            if request.path in self._metadata_paths and self._auth is not None:
-                await self._metadata(request, reply, self._auth)
-            else:
-                await reply.refuse(404, "Not Found")
-            return
-        principal: str | None = None
-        if self._auth is not None:
-            checked = await self._auth.check(
-                headers.get("authorization"), headers.get("host", ""), self._path
-            )
-            if isinstance(checked, AuthFailure):
-                await reply.refuse(
-                    checked.status,
-                    checked.message,
-                    headers=[(b"www-authenticate", checked.challenge.encode())],
-                )
-                return
-            principal = checked.subject
         method = request.method
         if (
             method == "GET"
@@ -162,22 +127,3 @@ class Router:
             await self.legacy.delete(request, reply, principal)
         else:
             await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_LEGACY)
-
-    def _refusal(self, host: str | None, origin: str | None) -> int | None:
-        """`OriginPolicy.refusal`, remembered (see `MAX_REMEMBERED_ORIGINS`)."""
-        refusals = self._refusals
-        key = (host, origin)
-        refusal = refusals.get(key, _UNKNOWN)
-        if refusal == _UNKNOWN:
-            if len(refusals) >= MAX_REMEMBERED_ORIGINS:
-                refusals.clear()
-            refusal = refusals[key] = self._origins.refusal(host, origin)
-        return refusal
-
-    async def _metadata(self, request: HttpRequest, reply: Reply, auth: BearerAuth) -> None:
-        """RFC 9728 protected-resource metadata (public, no token needed)."""
-        if request.method != "GET":
-            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_METADATA)
-            return
-        document = auth.metadata(request.headers.get("host", ""), self._path)
-        await reply.respond(200, JSON_HEADERS, msgspec.json.encode(document))

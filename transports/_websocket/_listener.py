@@ -2,7 +2,8 @@
 
 Each TCP connection starts as HTTP/1.1 (`transports._httpserver._connection`, with the
 handshake's own limits: its size, and `WebSocketLimits.handshake_timeout` to send it),
-whose only business is the opening handshake. In order, as on Streamable HTTP:
+whose only business is the opening handshake. In order, as on Streamable HTTP (steps
+1-3 are `transports._httpserver._gate.EndpointGate`, shared with `serve_http`):
 
 1. ``Host``, then ``Origin`` (DNS-rebinding protection, `mcpcore.http.OriginPolicy`):
    421 and 403, before anything else ("reject the handshake when Origin or Host is
@@ -30,15 +31,15 @@ from collections.abc import Awaitable, Callable, Iterable
 from functools import partial
 from typing import Final
 
-import msgspec
 import trio
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
-from transports._httpserver._auth import PROTECTED_RESOURCE_PATH, AuthFailure, BearerAuth
+from transports._httpserver._auth import BearerAuth
 from transports._httpserver._connection import HttpConnection
+from transports._httpserver._gate import EndpointGate
 from transports._httpserver._limits import HttpLimits
-from transports._httpserver._reply import JSON_HEADERS, Reply
+from transports._httpserver._reply import Reply
 from transports._httpserver._request import HttpRequest
 from transports._serving import SECRET_SIZE
 from transports._websocket._limits import MAX_HANDSHAKE_SIZE, WebSocketLimits
@@ -152,53 +153,21 @@ class HandshakeApplication:
         auth: BearerAuth | None,
         upgrade: WebSocketUpgrade,
     ) -> None:
-        self._path = path
-        self._origins = origins
-        self._auth = auth
+        self._gate = EndpointGate(path=path, origins=origins, auth=auth)
         self._upgrade = upgrade
-        self._metadata_paths = frozenset(
-            {PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + path.rstrip("/")}
-        )
 
     async def __call__(self, request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
         """Answer one request (see the module docstring for the order of the checks)."""
-        headers = request.headers
-        refusal = self._origins.refusal(headers.get("host"), headers.get("origin"))
-        if refusal is not None:
-            reason = "Misdirected Request: unknown Host" if refusal == 421 else "Forbidden: Origin"
-            await reply.refuse(refusal, reason)
+        passed = await self._gate.check(request, reply)  # Host, Origin, path, token
+        if passed is None:
             return
-        if request.path != self._path:
-            if request.path in self._metadata_paths and self._auth is not None:
-                await self._metadata(request, reply, self._auth)
-            else:
-                await reply.refuse(404, "Not Found")
-            return
-        principal: str | None = None
-        if self._auth is not None:
-            checked = await self._auth.check(
-                headers.get("authorization"), headers.get("host", ""), self._path
-            )
-            if isinstance(checked, AuthFailure):
-                challenge = [(b"www-authenticate", checked.challenge.encode())]
-                await reply.refuse(checked.status, checked.message, headers=challenge)
-                return
-            principal = checked.subject
         if request.method != "GET":
             await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_GET)
-        elif not is_websocket_upgrade(headers):
+        elif not is_websocket_upgrade(request.headers):
             # "426 Upgrade Required ... MUST send an Upgrade header" (RFC 9110 §15.5.22).
             await reply.refuse(426, "Upgrade Required: a WebSocket", headers=_UPGRADE_REQUIRED)
         else:
-            await self._upgrade(request, reply, http, principal)
-
-    async def _metadata(self, request: HttpRequest, reply: Reply, auth: BearerAuth) -> None:
-        """RFC 9728 protected-resource metadata (public, no token needed)."""
-        if request.method != "GET":
-            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_GET)
-            return
-        document = auth.metadata(request.headers.get("host", ""), self._path)
-        await reply.respond(200, JSON_HEADERS, msgspec.json.encode(document))
+            await self._upgrade(request, reply, http, passed.principal)
 
 
 async def _accept(
