@@ -9,18 +9,21 @@ unexpected error is closed and reported; the server and its other connections go
 
 from __future__ import annotations
 
-import contextlib
 import secrets
-import sys
 import time
-import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Final
 
 import trio
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
+from transports._httpserver._accepting import (
+    REJECT_TIMEOUT,
+    ErrorReporter,
+    accept_connections,
+    print_error,
+)
 from transports._httpserver._auth import BearerAuth
 from transports._httpserver._connection import HttpConnection
 from transports._httpserver._event_store import EventStore, MemoryEventStore
@@ -37,16 +40,6 @@ __all__ = ["DEFAULT_PATH", "REJECT_TIMEOUT", "ErrorReporter", "serve_http"]
 
 #: The endpoint path the conformance suite and the SDK examples use.
 DEFAULT_PATH: Final = "/mcp"
-#: Seconds spent telling a connection past the cap that we are full.
-REJECT_TIMEOUT: Final = 1.0
-_FULL: Final = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
-
-#: Told about an unexpected error that ended one connection.
-ErrorReporter = Callable[[BaseException], None]
-
-
-def _print_error(error: BaseException) -> None:
-    traceback.print_exception(error, file=sys.stderr)
 
 
 async def serve_http(
@@ -125,7 +118,7 @@ async def serve_http(
     if websocket is not False:
         ws_limits = websocket if isinstance(websocket, WebSocketLimits) else WebSocketLimits()
         upgrade = WebSocketUpgrade(server, ws_limits)
-    report = on_error or _print_error
+    report = on_error or print_error
     listeners = await trio.open_tcp_listeners(port, host=host)
     async with trio.open_nursery() as nursery:
         pool: WorkerPool[Call] = WorkerPool(nursery, run_call, call_key)
@@ -153,30 +146,5 @@ async def serve_http(
                 open_connections.release()
 
         for listener in listeners:
-            nursery.start_soon(_accept, listener, nursery, open_connections, serve_one)
+            nursery.start_soon(accept_connections, listener, nursery, open_connections, serve_one)
         task_status.started(listeners[0].socket.getsockname()[1])
-
-
-async def _accept(
-    listener: trio.SocketListener,
-    nursery: trio.Nursery,
-    open_connections: trio.Semaphore,
-    serve_one: Callable[[trio.SocketStream], object],
-) -> None:
-    async with listener:
-        while True:
-            stream = await listener.accept()
-            try:
-                open_connections.acquire_nowait()
-            except trio.WouldBlock:
-                await _reject(stream)
-                continue
-            nursery.start_soon(serve_one, stream)  # type: ignore[arg-type]
-
-
-async def _reject(stream: trio.SocketStream) -> None:
-    """Tell a connection past the cap that we are full, and close it."""
-    with trio.move_on_after(REJECT_TIMEOUT):
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await stream.send_all(_FULL)
-    await stream.aclose()

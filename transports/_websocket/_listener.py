@@ -22,19 +22,16 @@ its other connections go on.
 
 from __future__ import annotations
 
-import contextlib
 import secrets
-import sys
 import time
-import traceback
-from collections.abc import Awaitable, Callable, Iterable
-from functools import partial
+from collections.abc import Iterable
 from typing import Final
 
 import trio
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
+from transports._httpserver._accepting import ErrorReporter, accept_connections, print_error
 from transports._httpserver._auth import BearerAuth
 from transports._httpserver._connection import HttpConnection
 from transports._httpserver._gate import EndpointGate
@@ -49,19 +46,8 @@ __all__ = ["DEFAULT_PATH", "serve_websocket"]
 
 #: The endpoint path (``ws://127.0.0.1:PORT/ws``), as the Python SDK 1.x examples use.
 DEFAULT_PATH: Final = "/ws"
-#: Seconds spent telling a connection past the cap that we are full.
-REJECT_TIMEOUT: Final = 1.0
-_FULL: Final = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
 _ALLOW_GET: Final = [(b"allow", b"GET")]
 _UPGRADE_REQUIRED: Final = [(b"upgrade", b"websocket"), (b"connection", b"Upgrade")]
-
-
-#: Told about an unexpected error that ended one connection (as for `serve_http`).
-ErrorReporter = Callable[[BaseException], None]
-
-
-def _print_error(error: BaseException) -> None:
-    traceback.print_exception(error, file=sys.stderr)
 
 
 async def serve_websocket(
@@ -103,7 +89,7 @@ async def serve_websocket(
     """
     server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
     limits = limits or WebSocketLimits()
-    report = on_error or _print_error
+    report = on_error or print_error
     handshake_limits = HttpLimits(
         max_body_size=MAX_HANDSHAKE_SIZE,
         max_header_size=MAX_HANDSHAKE_SIZE,
@@ -131,7 +117,7 @@ async def serve_websocket(
                 open_connections.release()
 
         for listener in listeners:
-            nursery.start_soon(partial(_accept, listener, nursery, open_connections, serve_one))
+            nursery.start_soon(accept_connections, listener, nursery, open_connections, serve_one)
         task_status.started(listeners[0].socket.getsockname()[1])
 
 
@@ -168,28 +154,3 @@ class HandshakeApplication:
             await reply.refuse(426, "Upgrade Required: a WebSocket", headers=_UPGRADE_REQUIRED)
         else:
             await self._upgrade(request, reply, http, passed.principal)
-
-
-async def _accept(
-    listener: trio.SocketListener,
-    nursery: trio.Nursery,
-    open_connections: trio.Semaphore,
-    serve_one: Callable[[trio.SocketStream], Awaitable[None]],
-) -> None:
-    async with listener:
-        while True:
-            stream = await listener.accept()
-            try:
-                open_connections.acquire_nowait()
-            except trio.WouldBlock:
-                await _reject(stream)
-                continue
-            nursery.start_soon(serve_one, stream)
-
-
-async def _reject(stream: trio.SocketStream) -> None:
-    """Tell a connection past the cap that we are full, and close it."""
-    with trio.move_on_after(REJECT_TIMEOUT):
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await stream.send_all(_FULL)
-    await stream.aclose()
