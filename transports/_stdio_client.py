@@ -26,7 +26,6 @@ from typing import Any, Final, Literal, NoReturn, TypeAlias
 
 import trio
 
-import mcpcore
 from mcpcore.client import (
     DEFAULT_PROBE_TIMEOUT,
     ClientCallbacks,
@@ -44,7 +43,7 @@ from transports._client_notifications import (
 from transports._client_stream import DrivenTransport, StreamDriver
 from transports._fdio import read_lines, try_write
 from transports._writer import MessageWriter
-from transports.client import Client
+from transports.client import CLIENT_INFO, Client
 
 __all__ = [
     "EXIT_STATUS_WAIT",
@@ -76,8 +75,6 @@ READ_SIZE: Final = 64 * 1024
 #: `ServerExitedError.stderr`), or a callable given each line (bytes, no newline) in a
 #: task of its own, which also keeps the end as ``"capture"`` does.
 StderrOption: TypeAlias = Literal["inherit", "devnull", "capture"] | Callable[[bytes], object]
-
-_CLIENT_INFO: Final = Implementation(name="mcpcore", version=mcpcore.__version__)
 
 
 class StdioClient(Client):
@@ -138,7 +135,7 @@ async def open_stdio_client(
     stderr: StderrOption = "inherit",
     callbacks: ClientCallbacks | None = None,
     on_notification: NotificationCallback | None = None,
-    client_info: Implementation = _CLIENT_INFO,
+    client_info: Implementation = CLIENT_INFO,
     mode: ConnectMode = "auto",
     timeout: float = DEFAULT_TIMEOUT,
     probe_timeout: float = DEFAULT_PROBE_TIMEOUT,

@@ -27,6 +27,7 @@ from typing import Any, Final, cast
 
 import trio
 
+import mcpcore
 from mcpcore import LocalProtocolError
 from mcpcore.client import DEFAULT_PROBE_TIMEOUT, ClientSession, ConnectMode
 from mcpcore.types import (
@@ -61,7 +62,17 @@ from transports._client_calls import (
 from transports._client_notifications import NotificationDispatcher, Subscription
 from transports._client_transport import ClientTransport
 
-__all__ = ["DEFAULT_TIMEOUT", "MAX_TOTAL_TIMEOUT", "Client", "ProgressCallback", "Subscription"]
+__all__ = [
+    "CLIENT_INFO",
+    "DEFAULT_TIMEOUT",
+    "MAX_TOTAL_TIMEOUT",
+    "Client",
+    "ProgressCallback",
+    "Subscription",
+]
+
+#: How every transport's client names itself by default (``clientInfo``).
+CLIENT_INFO: Final = Implementation(name="mcpcore", version=mcpcore.__version__)
 
 _PROGRESS_TOKEN: Final = "progressToken"
 

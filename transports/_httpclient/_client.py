@@ -5,11 +5,9 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from typing import Final
 
 import trio
 
-import mcpcore
 from mcpcore.client import DEFAULT_PROBE_TIMEOUT, ClientCallbacks, ClientSession, ConnectMode
 from mcpcore.framing import MAX_MESSAGE_SIZE
 from mcpcore.framing.sse import MAX_EVENT_SIZE
@@ -28,11 +26,9 @@ from transports._httpclient._pool import (
 from transports._httpclient._streamable import StreamableTransport
 from transports._httpclient._url import HttpUrl, parse_url
 from transports._stdio_client import _reraise_sole
-from transports.client import Client
+from transports.client import CLIENT_INFO, Client
 
 __all__ = ["HttpClient", "open_http_client"]
-
-_CLIENT_INFO: Final = Implementation(name="mcpcore", version=mcpcore.__version__)
 
 
 class HttpClient(Client):
@@ -92,7 +88,7 @@ async def open_http_client(
     auth: HttpAuth | None = None,
     callbacks: ClientCallbacks | None = None,
     on_notification: NotificationCallback | None = None,
-    client_info: Implementation = _CLIENT_INFO,
+    client_info: Implementation = CLIENT_INFO,
     mode: ConnectMode = "auto",
     timeout: float = DEFAULT_TIMEOUT,
     probe_timeout: float = DEFAULT_PROBE_TIMEOUT,

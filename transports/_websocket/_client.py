@@ -21,12 +21,10 @@ import contextlib
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
-from typing import Final
 
 import trio
 from wsproto.frame_protocol import CloseReason
 
-import mcpcore
 from mcpcore.client import (
     DEFAULT_PROBE_TIMEOUT,
     ClientCallbacks,
@@ -53,11 +51,9 @@ from transports._websocket._handshake import (
 )
 from transports._websocket._limits import WebSocketLimits
 from transports._writer import MessageWriter
-from transports.client import Client
+from transports.client import CLIENT_INFO, Client
 
 __all__ = ["WebSocketClient", "open_websocket_client"]
-
-_CLIENT_INFO: Final = Implementation(name="mcpcore", version=mcpcore.__version__)
 
 
 class WebSocketClient(Client):
@@ -105,7 +101,7 @@ async def open_websocket_client(
     headers: Mapping[str, str] | None = None,
     callbacks: ClientCallbacks | None = None,
     on_notification: NotificationCallback | None = None,
-    client_info: Implementation = _CLIENT_INFO,
+    client_info: Implementation = CLIENT_INFO,
     mode: ConnectMode = "auto",
     timeout: float = DEFAULT_TIMEOUT,
     probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
