@@ -5,6 +5,7 @@ bytes: every protocol decision is made by `mcpcore.Connection`. `serve_folder` (
 ``mcpcore serve`` command) serves a folder's files over any of them.
 """
 
+from transports._busypoll import DEFAULT_BUSY_POLL
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
 from transports._client_errors import ConnectionClosedError, ServerExitedError
 from transports._client_notifications import (
@@ -69,6 +70,7 @@ from transports.client import Client
 __all__ = [
     "BODY_TIMEOUT",
     "CONNECT_TIMEOUT",
+    "DEFAULT_BUSY_POLL",
     "DEFAULT_MAX_FILE_SIZE",
     "DEFAULT_TIMEOUT",
     "HEADER_TIMEOUT",

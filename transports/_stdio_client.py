@@ -34,6 +34,7 @@ from mcpcore.client import (
 )
 from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer, OversizedMessage
 from mcpcore.types import Implementation
+from transports._busypoll import DEFAULT_BUSY_POLL, BusyPolling
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client_errors import ConnectionClosedError, ServerExitedError
 from transports._client_notifications import (
@@ -143,6 +144,7 @@ async def open_stdio_client(
     max_message_size: int = MAX_MESSAGE_SIZE,
     shutdown_grace: float = SHUTDOWN_GRACE,
     cache: bool = True,
+    busy_poll: float = DEFAULT_BUSY_POLL,
 ) -> AsyncIterator[StdioClient]:
     """Start an MCP server as a subprocess and yield a connected client.
 
@@ -175,6 +177,8 @@ async def open_stdio_client(
         max_message_size: The longest line accepted from the server, in bytes.
         shutdown_grace: See above and `SHUTDOWN_GRACE`.
         cache: Keep 2026-07-28 results for as long as their ``ttlMs`` allows.
+        busy_poll: Seconds to spin, at most, waiting for the server's next message
+            before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
 
     Raises:
         OSError: The program could not be started.
@@ -196,7 +200,12 @@ async def open_stdio_client(
                 on_error = callbacks.on_callback_error if callbacks is not None else None
                 dispatcher = NotificationDispatcher(on_notification, on_error=on_error)
             transport = _StdioTransport(
-                process, nursery, timeout=timeout, notifications=dispatcher, grace=shutdown_grace
+                process,
+                nursery,
+                timeout=timeout,
+                notifications=dispatcher,
+                grace=shutdown_grace,
+                busy_poll=busy_poll,
             )
             session = ClientSession(
                 transport.driver,
@@ -241,12 +250,14 @@ class _StdioTransport(DrivenTransport):
         timeout: float,
         notifications: NotificationDispatcher | None,
         grace: float,
+        busy_poll: float,
     ) -> None:
         assert process.stdin is not None
         assert process.stdout is not None
         self.process = process
         self._nursery = nursery
         self._grace = grace
+        self._busy_poll = busy_poll
         self._notifications = notifications
         # Pipes are written and read directly when the descriptor can take or give bytes
         # at once (transports._fdio): no scheduler round trip per message.
@@ -289,10 +300,14 @@ class _StdioTransport(DrivenTransport):
             await self._lost(f"writing to the server failed ({self._writer.failure!r})")
 
     async def _read(self, framer: LineFramer) -> None:
-        assert self.process.stdout is not None
+        stdout = self.process.stdout
+        assert stdout is not None
+        fd = stdout.fileno() if isinstance(stdout, trio.lowlevel.FdStream) else -1
+        polling = BusyPolling(fd, self._busy_poll)
         try:
-            async with aclosing(_lines(self.process.stdout, framer)) as lines:
-                await self.driver.read(lines)
+            with polling:
+                async with aclosing(_lines(stdout, framer)) as lines:
+                    await self.driver.read(lines)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # the pipe is gone: the same as its end (the driver does no IO of its own)
         finally:

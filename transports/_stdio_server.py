@@ -27,6 +27,7 @@ import trio
 
 from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer
 from mcpcore.server import Server
+from transports._busypoll import DEFAULT_BUSY_POLL, BusyPolling
 from transports._fdio import read_lines, try_write
 from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE, ServerDriver
 from transports._writer import MessageWriter
@@ -49,6 +50,7 @@ async def serve_stdio(
     max_handlers: int = MAX_CONCURRENT_HANDLERS,
     shutdown_grace: float = SHUTDOWN_GRACE,
     protect_stdout: bool = True,
+    busy_poll: float = DEFAULT_BUSY_POLL,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin ends.
@@ -65,6 +67,8 @@ async def serve_stdio(
         shutdown_grace: Seconds running requests get once stdin has ended.
         protect_stdout: Point file descriptor 1 at stderr while serving (see the
             module docstring). Turn it off only when nothing else can write to stdout.
+        busy_poll: Seconds to spin, at most, waiting for the client's next request
+            before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
         task_status: Started once the server reads stdin (for ``nursery.start``).
     """
     with _protocol_stdout(protect_stdout) as out_fd:
@@ -78,8 +82,9 @@ async def serve_stdio(
             )
             task_status.started()
             lines = read_lines(stdin, LineFramer(max_message_size), READ_SIZE)
-            async with aclosing(lines):
-                await driver.serve(lines, grace=shutdown_grace)
+            with BusyPolling(stdin.fileno(), busy_poll):
+                async with aclosing(lines):
+                    await driver.serve(lines, grace=shutdown_grace)
             await writer.aclose(flush_timeout=FLUSH_TIMEOUT)
 
 

@@ -13,6 +13,7 @@ from mcpcore.framing import MAX_MESSAGE_SIZE
 from mcpcore.framing.sse import MAX_EVENT_SIZE
 from mcpcore.http import InvalidTool
 from mcpcore.types import Implementation
+from transports._busypoll import DEFAULT_BUSY_POLL
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client_notifications import NotificationCallback, NotificationDispatcher
 from transports._httpclient._auth import BearerAuth, HttpAuth
@@ -102,6 +103,7 @@ async def open_http_client(
     max_event_size: int = MAX_EVENT_SIZE,
     get_stream: bool = True,
     terminate_session: bool = True,
+    busy_poll: float = DEFAULT_BUSY_POLL,
 ) -> AsyncIterator[HttpClient]:
     """Connect to an MCP server over HTTP and yield a connected client.
 
@@ -133,6 +135,8 @@ async def open_http_client(
         connect_timeout: Seconds to open a connection (`CONNECT_TIMEOUT`).
         max_connections: Connections open at once, streams included (`MAX_CLIENT_CONNECTIONS`).
         max_idle_connections: Idle keep-alive connections kept (`MAX_IDLE_CONNECTIONS`).
+        busy_poll: Seconds to spin, at most, waiting for the server's answer before the
+            event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
         max_message_size: The largest JSON answer accepted, in bytes.
         max_event_size: The largest server-sent event accepted, in bytes.
         get_stream: Legacy: open the GET stream the server sends its own messages on.
@@ -151,6 +155,7 @@ async def open_http_client(
         max_connections=max_connections,
         max_idle=max_idle_connections,
         connect_timeout=connect_timeout,
+        busy_poll=busy_poll,
     )
     sender = Sender(pool, parsed, headers=headers, auth=bearer)
     try:

@@ -22,6 +22,7 @@ from typing import Final
 import h11
 import trio
 
+from transports._busypoll import BusyPolling, socket_fd
 from transports._client_errors import ConnectionClosedError
 from transports._websocket._socketio import direct_writer
 
@@ -67,9 +68,10 @@ class HttpConnection:
             carried some is a reused one, which the server may have closed meanwhile).
     """
 
-    def __init__(self, stream: trio.abc.Stream) -> None:
+    def __init__(self, stream: trio.abc.Stream, *, busy_poll: float = 0.0) -> None:
         self._stream = stream
         self._try_write = direct_writer(stream)
+        self._busy_polling = BusyPolling(socket_fd(stream), busy_poll)
         self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
         self._closed = False
         self._eof = False
@@ -196,6 +198,7 @@ class HttpConnection:
         if self._closed:
             return
         self._closed = True
+        self._busy_polling.close()  # (before the descriptor goes)
         stream: object = self._stream
         if isinstance(stream, trio.SSLStream):
             stream = stream.transport_stream
@@ -206,6 +209,7 @@ class HttpConnection:
         """Close the connection at once (no TLS goodbye awaited: it may hang)."""
         if not self._closed:
             self._closed = True
+            self._busy_polling.close()
             await trio.aclose_forcefully(self._stream)
 
 

@@ -18,6 +18,7 @@ from typing import Final
 
 import trio
 
+from transports._busypoll import DEFAULT_BUSY_POLL
 from transports._client_errors import ConnectionClosedError
 from transports._httpclient._connection import HttpConnection
 from transports._httpclient._url import HttpUrl
@@ -56,6 +57,8 @@ class ConnectionPool:
         max_connections: See `MAX_CLIENT_CONNECTIONS`.
         max_idle: See `MAX_IDLE_CONNECTIONS`.
         connect_timeout: See `CONNECT_TIMEOUT`.
+        busy_poll: Seconds to spin waiting for an answer before the event loop sleeps
+            (`transports.DEFAULT_BUSY_POLL`); 0 never spins.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class ConnectionPool:
         max_connections: int = MAX_CLIENT_CONNECTIONS,
         max_idle: int = MAX_IDLE_CONNECTIONS,
         connect_timeout: float = CONNECT_TIMEOUT,
+        busy_poll: float = DEFAULT_BUSY_POLL,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
@@ -77,6 +81,7 @@ class ConnectionPool:
         self._slots = trio.Semaphore(max_connections)
         self._max_idle = max_idle
         self._connect_timeout = connect_timeout
+        self._busy_poll = busy_poll
         self._idle: list[HttpConnection] = []
         self._closed = False
 
@@ -157,7 +162,7 @@ class ConnectionPool:
                     await trio.aclose_forcefully(tls)
                     raise
                 stream = tls
-            return HttpConnection(stream)
+            return HttpConnection(stream, busy_poll=self._busy_poll)
         assert waited.cancelled_caught
         raise ConnectionClosedError(
             f"can't connect to {where}: no answer in {self._connect_timeout:g} s"

@@ -45,6 +45,7 @@ from typing import Final
 import h11
 import trio
 
+from transports._busypoll import BusyPolling
 from transports._httpserver._limits import (
     MAX_PIPELINED_BYTES,
     READ_SIZE,
@@ -118,7 +119,12 @@ class HttpConnection:
     """
 
     def __init__(
-        self, stream: trio.SocketStream, application: Application, limits: HttpLimits
+        self,
+        stream: trio.SocketStream,
+        application: Application,
+        limits: HttpLimits,
+        *,
+        busy_poll: float = 0.0,
     ) -> None:
         self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_size)
         self.limits = limits
@@ -129,6 +135,7 @@ class HttpConnection:
 
         self._stream = stream
         self._try_write = direct_writer(stream)
+        self._busy_poll = busy_poll
         self._application = application
         self._closers: list[Callable[[], None]] = []
         self._lock = trio.Lock()
@@ -183,6 +190,7 @@ class HttpConnection:
 
     async def serve(self) -> None:
         """Serve requests until the client hangs up or times out; then close the socket."""
+        polling = BusyPolling(self._stream.socket.fileno(), self._busy_poll)
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
@@ -191,6 +199,7 @@ class HttpConnection:
                     await self._serve_requests()  # (those: the client left mid-answer)
                 nursery.cancel_scope.cancel()
         finally:
+            polling.close()
             for callback in self._closers:
                 callback()
             self._closers.clear()

@@ -18,6 +18,7 @@ import trio
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
+from transports._busypoll import DEFAULT_BUSY_POLL
 from transports._httpserver._accepting import (
     REJECT_TIMEOUT,
     ErrorReporter,
@@ -57,6 +58,7 @@ async def serve_http(
     on_error: ErrorReporter | None = None,
     websocket: WebSocketLimits | bool = True,
     replies: ReplyMode = "auto",
+    busy_poll: float = DEFAULT_BUSY_POLL,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/path`` until cancelled.
@@ -105,6 +107,8 @@ async def serve_http(
             In every mode a request quiet for ``limits.sse_keepalive_interval`` with
             nothing written yet becomes a stream, for the keep-alive comment
             (CHECKLIST G5). 2024-11-05 HTTP+SSE answers on its GET stream regardless.
+        busy_poll: Seconds each connection spins, at most, waiting for the client's next
+            request before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
         task_status: Started with the bound port once the server accepts connections.
 
     Raises:
@@ -139,7 +143,7 @@ async def serve_http(
 
         async def serve_one(stream: trio.SocketStream) -> None:
             try:
-                await HttpConnection(stream, router, limits).serve()
+                await HttpConnection(stream, router, limits, busy_poll=busy_poll).serve()
             except Exception as exc:
                 report(exc)
             finally:

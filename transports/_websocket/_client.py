@@ -32,6 +32,7 @@ from mcpcore.client import (
     ConnectMode,
 )
 from mcpcore.types import Implementation
+from transports._busypoll import DEFAULT_BUSY_POLL, BusyPolling, socket_fd
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client_errors import ConnectionClosedError
 from transports._client_notifications import (
@@ -110,6 +111,7 @@ async def open_websocket_client(
     ssl_context: ssl.SSLContext | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
     limits: WebSocketLimits | None = None,
+    busy_poll: float = DEFAULT_BUSY_POLL,
 ) -> AsyncIterator[WebSocketClient]:
     """Connect to an MCP server over WebSocket and yield a connected client.
 
@@ -138,6 +140,8 @@ async def open_websocket_client(
             certificate store, with verification.
         connect_timeout: Seconds to open the TCP (and TLS) connection.
         limits: Message size, pings, handshake and close timeouts (`WebSocketLimits`).
+        busy_poll: Seconds to spin, at most, waiting for the server's next message before
+            the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
 
     Raises:
         ValueError: A bad URL, or a header the handshake sets itself.
@@ -148,6 +152,7 @@ async def open_websocket_client(
     fields = header_fields(headers)
     limits = limits or WebSocketLimits()
     stream = await connect(parsed, ssl_context=ssl_context, timeout=connect_timeout)
+    polling = BusyPolling(socket_fd(stream), busy_poll)
     try:
         protocol, subprotocol = await open_handshake(
             stream, parsed, fields, timeout=limits.handshake_timeout
@@ -192,6 +197,7 @@ async def open_websocket_client(
     except BaseException as exc:
         _reraise_sole(exc)
     finally:
+        polling.close()  # (before the descriptor goes)
         await trio.aclose_forcefully(stream)
 
 

@@ -31,6 +31,7 @@ import trio
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
+from transports._busypoll import DEFAULT_BUSY_POLL
 from transports._httpserver._accepting import ErrorReporter, accept_connections, print_error
 from transports._httpserver._auth import BearerAuth
 from transports._httpserver._connection import HttpConnection
@@ -61,6 +62,7 @@ async def serve_websocket(
     auth: BearerAuth | None = None,
     limits: WebSocketLimits | None = None,
     on_error: ErrorReporter | None = None,
+    busy_poll: float = DEFAULT_BUSY_POLL,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over WebSocket at ``ws://host:port/path`` until cancelled.
@@ -85,6 +87,8 @@ async def serve_websocket(
         limits: Sizes, counts and timeouts (`WebSocketLimits`).
         on_error: Told about an unexpected error that ended a connection (default: the
             traceback goes to stderr).
+        busy_poll: Seconds each connection spins, at most, waiting for the client's next
+            message before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
         task_status: Started with the bound port once the server accepts connections.
     """
     server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
@@ -110,7 +114,9 @@ async def serve_websocket(
 
         async def serve_one(stream: trio.SocketStream) -> None:
             try:
-                await HttpConnection(stream, application, handshake_limits).serve()
+                await HttpConnection(
+                    stream, application, handshake_limits, busy_poll=busy_poll
+                ).serve()
             except Exception as exc:
                 report(exc)
             finally:

@@ -1,0 +1,203 @@
+"""Busy polling (transports._busypoll): the spin before the loop sleeps, and its bounds."""
+
+from __future__ import annotations
+
+import os
+import ssl
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from tests.transports.trio_helpers import trio_test
+from transports import _busypoll
+from transports._busypoll import BusyPolling, _BusyPoll
+
+
+@pytest.fixture
+def pipe() -> Iterator[tuple[int, int]]:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    yield read_fd, write_fd
+    os.close(read_fd)
+    os.close(write_fd)
+
+
+class _Clock:
+    """A clock that moves only when told, or by ``step`` at every reading."""
+
+    def __init__(self, step: float = 0.0) -> None:
+        self.now = 0.0
+        self.step = step
+        self.readings = 0
+
+    def __call__(self) -> float:
+        self.readings += 1
+        self.now += self.step
+        return self.now
+
+
+@trio_test
+async def test_a_spin_returns_as_soon_as_a_registered_descriptor_has_data(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    clock = _Clock(step=1e-6)
+    poller = _BusyPoll(clock)
+    poller.add(read_fd, 1.0)
+    try:
+        os.write(write_fd, b"x")
+        poller.before_io_wait(10.0)
+        assert clock.readings == 1  # the deadline only: the first probe found the data
+        poller.after_io_wait(10.0)
+        os.read(read_fd, 1)
+        clock.readings = 0
+        poller.before_io_wait(10.0)  # still spinning: nothing caught, so the budget runs out
+        assert clock.now == pytest.approx(1.0, abs=1e-5)
+    finally:
+        poller.remove(read_fd, 1.0)
+
+
+@trio_test
+async def test_a_spin_that_catches_nothing_switches_spinning_off_until_a_short_sleep(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, _ = pipe
+    clock = _Clock(step=1e-6)
+    poller = _BusyPoll(clock)
+    poller.add(read_fd, 100e-6)
+    try:
+        poller.before_io_wait(10.0)  # spins the budget, catches nothing
+        spun = clock.readings
+        assert spun > 50
+        clock.now += 5.0  # a long sleep: the peer is slow
+        poller.after_io_wait(10.0)
+        clock.readings = 0
+        poller.before_io_wait(10.0)
+        assert clock.readings == 1  # no spin: only the time it went to sleep
+        clock.now += 50e-6  # a sleep shorter than the budget: a spin would have caught it
+        poller.after_io_wait(10.0)
+        clock.readings = 0
+        poller.before_io_wait(10.0)
+        assert clock.readings > 50  # spinning again
+    finally:
+        poller.remove(read_fd, 100e-6)
+
+
+@trio_test
+async def test_no_spin_when_tasks_are_runnable_or_past_the_loops_deadline(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, _ = pipe
+    clock = _Clock(step=1e-6)
+    poller = _BusyPoll(clock)
+    poller.add(read_fd, 1.0)
+    try:
+        poller.before_io_wait(0.0)  # the loop only polls: tasks are runnable
+        assert clock.readings == 0
+        poller.before_io_wait(20e-6)  # a deadline comes first: the spin stops there
+        assert clock.now == pytest.approx(20e-6, abs=3e-6)
+    finally:
+        poller.remove(read_fd, 1.0)
+
+
+@trio_test
+async def test_the_budget_is_the_largest_registered_one(pipe: tuple[int, int]) -> None:
+    read_fd, write_fd = pipe
+    clock = _Clock(step=1e-6)
+    poller = _BusyPoll(clock)
+    poller.add(read_fd, 10e-6)
+    poller.add(write_fd, 30e-6)  # (never readable: a pipe's write end)
+    poller.before_io_wait(1.0)
+    assert clock.now == pytest.approx(30e-6, abs=3e-6)
+    poller.remove(write_fd, 30e-6)
+    poller.after_io_wait(1.0)  # (slept 0 s: spinning stays on)
+    clock.now = 0.0
+    poller.before_io_wait(1.0)
+    assert clock.now == pytest.approx(10e-6, abs=3e-6)
+    poller.remove(read_fd, 10e-6)
+
+
+@trio_test
+async def test_a_task_waiting_on_a_busy_polled_pipe_gets_data_written_later(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    chunks = []
+    with BusyPolling(read_fd, 200e-6):
+        for delay in (0.0, 50e-6, 0.02):  # caught by the spin, near its end, after a sleep
+            writer = threading.Timer(delay, os.write, (write_fd, b"ping"))
+            writer.start()
+            with trio.fail_after(5):
+                await trio.lowlevel.wait_readable(read_fd)
+            chunks.append(os.read(read_fd, 100))
+            writer.join()
+    assert chunks == [b"ping"] * 3
+
+
+@trio_test
+async def test_registrations_share_one_instrument_removed_with_the_last(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    first = BusyPolling(read_fd, 100e-6)
+    second = BusyPolling(read_fd, 100e-6)  # (the same descriptor twice: counted)
+    poller = _busypoll._RUN_POLLER.get()
+    first.close()
+    first.close()  # idempotent
+    assert _installed(poller)  # the second registration still holds it
+    second.close()
+    assert not _installed(poller)  # uninstalled: the loop sleeps at once again
+    # And it can be installed again in the same run.
+    with BusyPolling(write_fd, 100e-6):
+        assert _installed(poller)
+    assert not _installed(poller)
+
+
+def _installed(poller: _BusyPoll) -> bool:
+    return poller._probe is not None
+
+
+@trio_test
+async def test_nothing_is_registered_without_a_budget_or_a_second_cpu(
+    pipe: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    read_fd, _ = pipe
+    with BusyPolling(read_fd, 0.0), pytest.raises(LookupError):
+        _busypoll._RUN_POLLER.get()
+    monkeypatch.setattr(_busypoll, "_CAN_SPIN", False)
+    with BusyPolling(read_fd, 200e-6), pytest.raises(LookupError):
+        _busypoll._RUN_POLLER.get()
+
+
+@trio_test
+async def test_a_regular_file_is_not_watched(tmp_path: Path, pipe: tuple[int, int]) -> None:
+    # (epoll refuses regular files, which are always readable anyway: `server < file`.)
+    path = tmp_path / "requests.jsonl"
+    path.write_bytes(b"{}\n")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with BusyPolling(fd, 200e-6):
+            assert not _installed(_busypoll._RUN_POLLER.get())
+        read_fd, _ = pipe
+        with BusyPolling(read_fd, 200e-6), BusyPolling(fd, 200e-6):
+            assert _installed(_busypoll._RUN_POLLER.get())  # the pipe still is
+    finally:
+        os.close(fd)
+
+
+def test_socket_fd_sees_through_tls_and_refuses_other_streams() -> None:
+    async def main() -> None:
+        left, right = trio.socket.socketpair()
+        stream = trio.SocketStream(left)
+        assert _busypoll.socket_fd(stream) == left.fileno()
+        tls = trio.SSLStream(stream, ssl.create_default_context())
+        assert _busypoll.socket_fd(tls) == left.fileno()
+        assert _busypoll.socket_fd(trio.testing.memory_stream_pair()[0]) == -1
+        await stream.aclose()
+        right.close()
+
+    trio.run(main)
