@@ -31,6 +31,7 @@ from bench import (
     streamable_http,
     websocket,
 )
+from bench._busy_poll import set_busy_poll
 from bench._environment import describe
 from bench._harness import Settings
 from bench._layer import Context, Layer
@@ -40,6 +41,7 @@ from bench._progress import Progress
 from bench._report import document, format_table, write_json
 from bench._results import WorkloadResult
 from bench._verify import BenchmarkError
+from transports import DEFAULT_BUSY_POLL
 
 #: Every layer, in the order they run and print. New layers are appended here.
 LAYERS: tuple[Layer, ...] = (
@@ -103,7 +105,17 @@ def parse_args(
         choices=sorted(OPTIONAL),
         help="leave an optional comparison out, as if it were not installed (repeatable)",
     )
+    parser.add_argument(
+        "--busy-poll",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="mcpcore's transports spin this long before their event loop sleeps "
+        f"(default {DEFAULT_BUSY_POLL:g}, the library's; 0 turns it off)",
+    )
     args = parser.parse_args(argv)
+    if args.busy_poll is not None and args.busy_poll < 0:
+        parser.error("--busy-poll can't be negative")
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
     return args
@@ -132,6 +144,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m bench") -> in
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.busy_poll is not None:
+        set_busy_poll(args.busy_poll)
     progress = Progress()
     settings = Settings(
         repeat=args.repeat or (QUICK_REPEAT if args.quick else DEFAULT_REPEAT),

@@ -54,11 +54,21 @@ def main(argv: list[str]) -> int:
     elif kind == "mcpcore" and len(argv) == 2:
         from functools import partial
 
+        from bench._busy_poll import busy_poll
         from bench.dispatch import build_server
         from transports import ReplyMode, serve_http
 
         replies: ReplyMode = "stream" if sse else "json"
-        trio.run(partial(serve_http, build_server(), host="127.0.0.1", port=port, replies=replies))
+        trio.run(
+            partial(
+                serve_http,
+                build_server(),
+                host="127.0.0.1",
+                port=port,
+                replies=replies,
+                busy_poll=busy_poll(),
+            )
+        )
     elif kind == "sdk" and len(argv) == 2:
         from bench.sdk_http import serve
 

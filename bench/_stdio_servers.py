@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +57,11 @@ async def serve_ceiling(result: Any) -> None:
 def main(argv: list[str]) -> int:
     """Serve the variant named by ``argv[0]`` on stdin and stdout."""
     if argv[:1] == ["mcpcore"]:
+        from bench._busy_poll import busy_poll
         from bench.dispatch import build_server
         from transports import serve_stdio
 
-        trio.run(serve_stdio, build_server())
+        trio.run(partial(serve_stdio, build_server(), busy_poll=busy_poll()))
     elif argv[:1] == ["ceiling"] and len(argv) == 2:
         trio.run(serve_ceiling, msgspec.json.decode(argv[1]))
     else:

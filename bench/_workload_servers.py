@@ -271,10 +271,13 @@ def main(argv: list[str]) -> int:
     import trio
 
     if argv in (["mcpcore", "storms"], ["mcpcore", "large"]):
+        from functools import partial
+
+        from bench._busy_poll import busy_poll
         from transports import serve_stdio
 
         build = _mcpcore_storms if argv[1] == "storms" else _mcpcore_large
-        trio.run(serve_stdio, build())
+        trio.run(partial(serve_stdio, build(), busy_poll=busy_poll()))
     elif argv == ["sdk", "storms"]:
         _sdk_storms()
     elif argv == ["sdk", "large"]:

@@ -40,10 +40,15 @@ def main(argv: list[str]) -> int:
     elif kind == "mcpcore":
         from functools import partial
 
+        from bench._busy_poll import busy_poll
         from bench.dispatch import build_server
         from transports import serve_websocket
 
-        trio.run(partial(serve_websocket, build_server(), host="127.0.0.1", port=port))
+        trio.run(
+            partial(
+                serve_websocket, build_server(), host="127.0.0.1", port=port, busy_poll=busy_poll()
+            )
+        )
     else:
         print(f"usage: {sys.argv[0]} ceiling PORT RESULT | mcpcore PORT", file=sys.stderr)
         return 2

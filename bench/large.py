@@ -55,6 +55,7 @@ from typing import Any, Final
 import msgspec
 
 from bench import codec, payloads
+from bench._busy_poll import busy_poll
 from bench._harness import Variant, measure
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, WorkloadResult, from_samples
@@ -277,7 +278,11 @@ def _mcpcore_e2e(calls: dict[str, int], latencies: dict[str, list[int]]) -> Stor
 
     def opener() -> AbstractAsyncContextManager[StdioClient]:
         return open_stdio_client(
-            sys.executable, args=[SCRIPT, "mcpcore", "large"], mode="legacy", timeout=CALL_TIMEOUT
+            sys.executable,
+            args=[SCRIPT, "mcpcore", "large"],
+            mode="legacy",
+            timeout=CALL_TIMEOUT,
+            busy_poll=busy_poll(),
         )
 
     async def read(client: StdioClient, uri: str) -> Any:

@@ -45,6 +45,7 @@ from typing import Any
 import msgspec
 import trio
 
+from bench._busy_poll import busy_poll
 from bench._harness import Settings, Variant, measure
 from bench._layer import Context, Layer
 from bench._process_layer import (
@@ -259,7 +260,9 @@ def _mcpcore_variant(era: str) -> ProcessVariant:
     mode: ConnectMode = "modern" if era == "modern" else "legacy"
 
     def opener() -> AbstractAsyncContextManager[StdioClient]:
-        return open_stdio_client(sys.executable, args=[SCRIPT, "mcpcore"], mode=mode)
+        return open_stdio_client(
+            sys.executable, args=[SCRIPT, "mcpcore"], mode=mode, busy_poll=busy_poll()
+        )
 
     async def call(client: StdioClient) -> types.CallToolResult:
         return await client.call_tool("get_weather", ARGUMENTS)

@@ -72,6 +72,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
+from bench._busy_poll import busy_poll
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, WorkloadResult
 from bench._stdio_runner import AsyncioThread, TrioThread
@@ -128,7 +129,12 @@ def _mcpcore_progress(count: int) -> StormVariant:
     from transports import StdioClient, open_stdio_client
 
     def opener() -> AbstractAsyncContextManager[StdioClient]:
-        return open_stdio_client(sys.executable, args=[SCRIPT, "mcpcore", "storms"], mode="legacy")
+        return open_stdio_client(
+            sys.executable,
+            args=[SCRIPT, "mcpcore", "storms"],
+            mode="legacy",
+            busy_poll=busy_poll(),
+        )
 
     async def storm(client: StdioClient) -> StormOutcome:
         seen = {"callbacks": 0, "last": 0.0, "monotonic": True}
@@ -318,7 +324,12 @@ def _mcpcore_cancel(calls: int) -> StormVariant:
     from transports import StdioClient, open_stdio_client
 
     def opener() -> AbstractAsyncContextManager[StdioClient]:
-        return open_stdio_client(sys.executable, args=[SCRIPT, "mcpcore", "storms"], mode="legacy")
+        return open_stdio_client(
+            sys.executable,
+            args=[SCRIPT, "mcpcore", "storms"],
+            mode="legacy",
+            busy_poll=busy_poll(),
+        )
 
     async def storm(client: StdioClient) -> StormOutcome:
         results: dict[int, str] = {}

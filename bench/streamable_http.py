@@ -44,6 +44,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
+from bench._busy_poll import busy_poll
 from bench._harness import Settings
 from bench._http_ceiling import CeilingHttpClient, open_ceiling_http
 from bench._http_servers import SCRIPT
@@ -192,7 +193,7 @@ def _mcpcore_variant(era: str, replies: str) -> ProcessVariant:
     async def opener() -> AsyncIterator[Any]:
         async with _trio_server("mcpcore", *_mode_arguments(replies)) as port:
             mode: ConnectMode = "modern" if era == "modern" else "legacy"
-            async with open_http_client(_url(port), mode=mode) as client:
+            async with open_http_client(_url(port), mode=mode, busy_poll=busy_poll()) as client:
                 yield client
 
     async def call(client: Any) -> types.CallToolResult:

@@ -42,6 +42,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
+from bench._busy_poll import busy_poll
 from bench._harness import Settings
 from bench._layer import Context, Layer
 from bench._process_layer import (
@@ -136,7 +137,8 @@ def _mcpcore_variant(era: str) -> ProcessVariant:
     async def opener() -> AsyncIterator[Any]:
         async with _server("mcpcore") as port:
             mode: ConnectMode = "modern" if era == "modern" else "legacy"
-            async with open_websocket_client(f"ws://127.0.0.1:{port}{PATH}", mode=mode) as client:
+            url = f"ws://127.0.0.1:{port}{PATH}"
+            async with open_websocket_client(url, mode=mode, busy_poll=busy_poll()) as client:
                 yield client
 
     async def call(client: Any) -> types.CallToolResult:
