@@ -14,7 +14,7 @@ import trio.testing
 
 from tests.transports.trio_helpers import trio_test
 from transports import _busypoll
-from transports._busypoll import BusyPolling, _BusyPoll
+from transports._busypoll import MAX_BACKOFF, SHORT_SLEEP_BUDGETS, BusyPolling, _BusyPoll
 
 
 @pytest.fixture
@@ -85,6 +85,49 @@ async def test_a_spin_that_catches_nothing_switches_spinning_off_until_a_short_s
         assert clock.readings > 50  # spinning again
     finally:
         poller.remove(read_fd, 100e-6)
+
+
+@trio_test
+async def test_misses_in_a_row_back_off_and_a_catch_resets_the_backoff(
+    pipe: tuple[int, int],
+) -> None:
+    read_fd, write_fd = pipe
+    clock = _Clock(step=1e-6)
+    poller = _BusyPoll(clock)
+    budget = 100e-6
+    poller.add(read_fd, budget)
+
+    def wait(slept: float, data: bool = False) -> bool:
+        """One idle turn of the loop: whether it spun."""
+        if data:
+            os.write(write_fd, b"x")
+        spun = poller._spinning
+        poller.before_io_wait(10.0)
+        clock.now += slept
+        poller.after_io_wait(10.0)
+        if data:
+            os.read(read_fd, 1)
+        return spun
+
+    try:
+        short = SHORT_SLEEP_BUDGETS * budget * 0.9  # (wake-ups included: a spin may catch it)
+        # After the n-th miss in a row, 2**(n-1) short sleeps (the miss's own included).
+        assert wait(short)  # miss 1: its own short sleep brings spinning back
+        assert wait(short)  # miss 2: two short sleeps
+        assert not wait(short)
+        assert wait(short, data=True)  # spins, and catches: the backoff is over
+        assert wait(short)  # miss 1 again
+        assert wait(short)  # miss 2
+        assert not wait(short)
+        assert wait(short)  # miss 3: four short sleeps
+        assert [wait(short) for _ in range(4)] == [False, False, False, True]  # (miss 4)
+        assert not wait(5.0)  # a long sleep does not count: still 7 short ones due
+        assert [wait(short) for _ in range(8)] == [False] * 7 + [True]
+        # A peer that stays too slow: spins come ever rarer, up to one per 2**(n-1) waits.
+        spins = sum(wait(SHORT_SLEEP_BUDGETS * budget * 0.9) for _ in range(200))
+        assert spins <= 2 + MAX_BACKOFF + 200 // 2 ** (MAX_BACKOFF - 1)
+    finally:
+        poller.remove(read_fd, budget)
 
 
 @trio_test
