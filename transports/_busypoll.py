@@ -110,9 +110,8 @@ class _BusyPoll(trio.abc.Instrument):
         self._probe: _Probe | None = None  # (while installed)
         self._budgets: dict[int, list[float]] = {}  # fd -> the budgets registered on it
         self._budget = 0.0  # the largest registered budget
-        self._spinning = True  # off after a spin that caught nothing
         self._misses = 0  # spins in a row that caught nothing
-        self._short_sleeps_due = 0  # short sleeps to see before spinning again
+        self._short_sleeps_due = 0  # short sleeps to see before spinning again (0: spin)
         self._slept_at: float | None = None  # when the loop went to sleep without a catch
 
     def add(self, fd: int, budget: float) -> bool:
@@ -128,7 +127,7 @@ class _BusyPoll(trio.abc.Instrument):
                 return False
             if self._probe is None:
                 self._probe = probe
-                self._spinning = True
+                self._short_sleeps_due = 0
                 trio.lowlevel.add_instrument(self)
             budgets = self._budgets[fd] = []
         budgets.append(budget)
@@ -154,7 +153,7 @@ class _BusyPoll(trio.abc.Instrument):
         if timeout <= 0 or self._probe is None:
             return  # the loop is only polling: tasks are runnable
         clock = self._clock
-        if self._spinning:
+        if self._short_sleeps_due <= 0:
             ready = self._probe.ready
             spin = min(timeout, self._budget)
             end = clock() + spin
@@ -167,7 +166,6 @@ class _BusyPoll(trio.abc.Instrument):
             if spin < self._budget:
                 return  # cut short by the loop's deadline: not the peer's fault
             # Caught nothing: the peer is slow. Back off (see MAX_BACKOFF).
-            self._spinning = False
             self._misses = min(self._misses + 1, MAX_BACKOFF)
             self._short_sleeps_due = 1 << (self._misses - 1)
         self._slept_at = clock()
@@ -179,8 +177,6 @@ class _BusyPoll(trio.abc.Instrument):
             return
         if self._clock() - slept_at <= SHORT_SLEEP_BUDGETS * self._budget:
             self._short_sleeps_due -= 1
-            if self._short_sleeps_due <= 0:
-                self._spinning = True
 
 
 _RUN_POLLER: trio.lowlevel.RunVar[_BusyPoll] = trio.lowlevel.RunVar("mcpcore_busy_poll")
