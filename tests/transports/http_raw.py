@@ -34,6 +34,7 @@ from transports import serve_http
 __all__ = [
     "LEGACY",
     "MODERN",
+    "POST_HEADERS",
     "TEST_TIMEOUT",
     "RawConnection",
     "RawResponse",
@@ -41,6 +42,7 @@ __all__ = [
     "build_test_server",
     "http_test",
     "jump",
+    "message",
     "modern_body",
     "modern_headers",
     "running_server",
@@ -56,6 +58,21 @@ META: Final = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+#: The headers of a legacy POST (the modern ones: `modern_headers`).
+POST_HEADERS: Final = {
+    "Content-Type": "application/json",
+    "Accept": "application/json, text/event-stream",
+}
+
+
+def message(method: str, params: dict[str, Any] | None = None, request_id: Any = None) -> bytes:
+    """A JSON-RPC request (with ``request_id``) or notification, as bytes."""
+    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if request_id is not None:
+        body["id"] = request_id
+    if params is not None:
+        body["params"] = params
+    return json.dumps(body).encode()
 
 
 def http_test(test: Callable[..., Coroutine[Any, Any, None]]) -> Callable[..., None]:

@@ -6,6 +6,7 @@ import os
 import ssl
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,15 +41,26 @@ class _Clock:
         return self.now
 
 
+@contextmanager
+def _watching(
+    clock: _Clock, fd: int, budget: float, poller: _BusyPoll | None = None
+) -> Iterator[_BusyPoll]:
+    """A poller on ``clock`` (or ``poller``) watching ``fd`` for the block."""
+    poller = poller or _BusyPoll(clock)
+    poller.add(fd, budget)
+    try:
+        yield poller
+    finally:
+        poller.remove(fd, budget)
+
+
 @trio_test
 async def test_a_spin_returns_as_soon_as_a_registered_descriptor_has_data(
     pipe: tuple[int, int],
 ) -> None:
     read_fd, write_fd = pipe
     clock = _Clock(step=1e-6)
-    poller = _BusyPoll(clock)
-    poller.add(read_fd, 1.0)
-    try:
+    with _watching(clock, read_fd, 1.0) as poller:
         os.write(write_fd, b"x")
         poller.before_io_wait(10.0)
         assert clock.readings == 1  # the deadline only: the first probe found the data
@@ -57,8 +69,6 @@ async def test_a_spin_returns_as_soon_as_a_registered_descriptor_has_data(
         clock.readings = 0
         poller.before_io_wait(10.0)  # still spinning: nothing caught, so the budget runs out
         assert clock.now == pytest.approx(1.0, abs=1e-5)
-    finally:
-        poller.remove(read_fd, 1.0)
 
 
 @trio_test
@@ -67,9 +77,7 @@ async def test_a_spin_that_catches_nothing_switches_spinning_off_until_a_short_s
 ) -> None:
     read_fd, _ = pipe
     clock = _Clock(step=1e-6)
-    poller = _BusyPoll(clock)
-    poller.add(read_fd, 100e-6)
-    try:
+    with _watching(clock, read_fd, 100e-6) as poller:
         poller.before_io_wait(10.0)  # spins the budget, catches nothing
         spun = clock.readings
         assert spun > 50
@@ -83,8 +91,6 @@ async def test_a_spin_that_catches_nothing_switches_spinning_off_until_a_short_s
         clock.readings = 0
         poller.before_io_wait(10.0)
         assert clock.readings > 50  # spinning again
-    finally:
-        poller.remove(read_fd, 100e-6)
 
 
 @trio_test
@@ -93,15 +99,14 @@ async def test_misses_in_a_row_back_off_and_a_catch_resets_the_backoff(
 ) -> None:
     read_fd, write_fd = pipe
     clock = _Clock(step=1e-6)
-    poller = _BusyPoll(clock)
     budget = 100e-6
-    poller.add(read_fd, budget)
+    poller = _BusyPoll(clock)
 
     def wait(slept: float, data: bool = False) -> bool:
         """One idle turn of the loop: whether it spun."""
         if data:
             os.write(write_fd, b"x")
-        spun = poller._spinning
+        spun = poller._short_sleeps_due <= 0
         poller.before_io_wait(10.0)
         clock.now += slept
         poller.after_io_wait(10.0)
@@ -109,7 +114,7 @@ async def test_misses_in_a_row_back_off_and_a_catch_resets_the_backoff(
             os.read(read_fd, 1)
         return spun
 
-    try:
+    with _watching(clock, read_fd, budget, poller):
         short = SHORT_SLEEP_BUDGETS * budget * 0.9  # (wake-ups included: a spin may catch it)
         # After the n-th miss in a row, 2**(n-1) short sleeps (the miss's own included).
         assert wait(short)  # miss 1: its own short sleep brings spinning back
@@ -126,8 +131,6 @@ async def test_misses_in_a_row_back_off_and_a_catch_resets_the_backoff(
         # A peer that stays too slow: spins come ever rarer, up to one per 2**(n-1) waits.
         spins = sum(wait(SHORT_SLEEP_BUDGETS * budget * 0.9) for _ in range(200))
         assert spins <= 2 + MAX_BACKOFF + 200 // 2 ** (MAX_BACKOFF - 1)
-    finally:
-        poller.remove(read_fd, budget)
 
 
 @trio_test
@@ -136,15 +139,11 @@ async def test_no_spin_when_tasks_are_runnable_or_past_the_loops_deadline(
 ) -> None:
     read_fd, _ = pipe
     clock = _Clock(step=1e-6)
-    poller = _BusyPoll(clock)
-    poller.add(read_fd, 1.0)
-    try:
+    with _watching(clock, read_fd, 1.0) as poller:
         poller.before_io_wait(0.0)  # the loop only polls: tasks are runnable
         assert clock.readings == 0
         poller.before_io_wait(20e-6)  # a deadline comes first: the spin stops there
         assert clock.now == pytest.approx(20e-6, abs=3e-6)
-    finally:
-        poller.remove(read_fd, 1.0)
 
 
 @trio_test

@@ -13,9 +13,8 @@ does) and gets the prompt; every escape is refused. The SDK runs on anyio (async
 from __future__ import annotations
 
 import base64
-import functools
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,7 @@ from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from mcpcore.uritemplate import UriTemplate
+from tests.transports.anyio_helpers import anyio_runner
 from tests.transports.folder_tree import (
     BINARY,
     HIDDEN,
@@ -55,18 +55,7 @@ INVALID_PARAMS = -32602
 RESOURCE_NOT_FOUND = -32002
 
 
-def anyio_test(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with `anyio.run`, bounded by `TEST_TIMEOUT`."""
-
-    @functools.wraps(test)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        async def bounded() -> None:
-            with anyio.fail_after(TEST_TIMEOUT):
-                await test(*args, **kwargs)
-
-        anyio.run(bounded)
-
-    return wrapper
+anyio_test = anyio_runner(TEST_TIMEOUT)
 
 
 class Heard:

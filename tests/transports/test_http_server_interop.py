@@ -12,17 +12,16 @@ test is bounded.
 from __future__ import annotations
 
 import base64
-import functools
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-import anyio
 import mcp_types as sdk_types
 import pytest
 from mcp import Client
 from mcp.client.session import ClientRequestContext
 
 from examples.everything import PNG
+from tests.transports.anyio_helpers import anyio_runner
 from tests.transports.everything_http import everything_http_server
 
 #: Seconds any one test may take.
@@ -40,18 +39,7 @@ def url() -> Iterator[str]:
         yield endpoint
 
 
-def anyio_test(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with `anyio.run`, bounded by `TEST_TIMEOUT`."""
-
-    @functools.wraps(test)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        async def bounded() -> None:
-            with anyio.fail_after(TEST_TIMEOUT):
-                await test(*args, **kwargs)
-
-        anyio.run(bounded)
-
-    return wrapper
+anyio_test = anyio_runner(TEST_TIMEOUT)
 
 
 def texts(result: sdk_types.CallToolResult | sdk_types.GetPromptResult) -> list[str]:

@@ -14,25 +14,16 @@ import trio
 from mcpcore.framing import SSEEvent
 from tests.transports.http_raw import (
     LEGACY,
+    POST_HEADERS,
     RawConnection,
     RawResponse,
     build_test_server,
     http_test,
     jump,
+    message,
     running_server,
 )
 from transports import HttpLimits
-
-POST_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
-
-
-def message(method: str, params: dict[str, Any] | None = None, request_id: Any = None) -> bytes:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if request_id is not None:
-        body["id"] = request_id
-    if params is not None:
-        body["params"] = params
-    return json.dumps(body).encode()
 
 
 def initialize(version: str = LEGACY, capabilities: dict[str, Any] | None = None) -> bytes:

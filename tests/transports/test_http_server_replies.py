@@ -9,15 +9,13 @@ with our client and the official SDK's client (``mcp`` 2.3.0) against each mode.
 
 from __future__ import annotations
 
-import functools
 import json
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import Any, Final
 
-import anyio
 import mcp_types as sdk_types
 import pytest
 import trio
@@ -27,13 +25,16 @@ from examples.conformance_client import elicit, roots, sample
 from examples.everything import build_server
 from mcpcore.client import ClientCallbacks, ConnectMode
 from mcpcore.framing import SSEEvent
+from tests.transports.anyio_helpers import anyio_runner
 from tests.transports.http_raw import (
     LEGACY,
+    POST_HEADERS,
     RawConnection,
     RawResponse,
     build_test_server,
     http_test,
     jump,
+    message,
     modern_body,
     modern_headers,
     running_server,
@@ -41,10 +42,6 @@ from tests.transports.http_raw import (
 from transports import HttpLimits, MemoryEventStore, ReplyMode, open_http_client, serve_http
 
 REPLY_MODES: Final = ["auto", "json", "stream"]
-POST_HEADERS: Final = {
-    "Content-Type": "application/json",
-    "Accept": "application/json, text/event-stream",
-}
 JSON: Final = "application/json"
 SSE: Final = "text/event-stream"
 #: Seconds any one client test may take.
@@ -64,15 +61,6 @@ class CountingStore(MemoryEventStore):
     async def store_event(self, stream_id: str, message: bytes | None) -> str:
         self.stored += 1
         return await super().store_event(stream_id, message)
-
-
-def message(method: str, params: dict[str, Any] | None = None, request_id: Any = None) -> bytes:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if request_id is not None:
-        body["id"] = request_id
-    if params is not None:
-        body["params"] = params
-    return json.dumps(body).encode()
 
 
 async def read_answer(http: RawConnection) -> tuple[RawResponse, list[Any], list[SSEEvent]]:
@@ -328,18 +316,7 @@ def server_thread(replies: ReplyMode) -> Iterator[str]:
         assert not thread.is_alive()
 
 
-def anyio_test(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with `anyio.run` (asyncio), bounded by `TEST_TIMEOUT`."""
-
-    @functools.wraps(test)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        async def bounded() -> None:
-            with anyio.fail_after(TEST_TIMEOUT):
-                await test(*args, **kwargs)
-
-        anyio.run(bounded)
-
-    return wrapper
+anyio_test = anyio_runner(TEST_TIMEOUT)
 
 
 def text_of(result: Any) -> str:

@@ -17,13 +17,10 @@ multi round-trip driver passes the ``inputRequests`` key (a str) as the request 
 from __future__ import annotations
 
 import base64
-import functools
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Literal
 
-import anyio
 import mcp_types as sdk_types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
@@ -31,6 +28,7 @@ from mcp.client.session import ClientRequestContext
 from pydantic import FileUrl
 
 from examples.everything import JSON_SCHEMA_2020_12, PNG
+from tests.transports.anyio_helpers import anyio_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "examples" / "everything.py"
@@ -57,18 +55,7 @@ RESOURCE_NOT_FOUND_LEGACY = -32002
 MISSING_CLIENT_CAPABILITY = -32021
 
 
-def anyio_test(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    """Run an async test with `anyio.run`, bounded by `TEST_TIMEOUT`."""
-
-    @functools.wraps(test)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        async def bounded() -> None:
-            with anyio.fail_after(TEST_TIMEOUT):
-                await test(*args, **kwargs)
-
-        anyio.run(bounded)
-
-    return wrapper
+anyio_test = anyio_runner(TEST_TIMEOUT)
 
 
 def connect(mode: str, **callbacks: Any) -> Client:
