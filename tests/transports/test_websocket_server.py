@@ -513,9 +513,10 @@ async def test_past_the_handler_cap_the_server_stops_reading_until_one_finishes(
             await ws.send_json(modern_request(number, "tools/call", arguments))
         # Everything settles with two handlers running and the third request unread:
         # the backpressure of the shared runtime (its reader waits for a slot).
+        # (The first two start in either order: trio runs a batch of tasks shuffled.)
         await trio.testing.wait_all_tasks_blocked(0.1)
-        assert started == [1, 2]
+        assert sorted(started) == [1, 2]
         release.set()
         answers = {(await ws.receive_json())["id"] for _ in range(3)}
         assert answers == {1, 2, 3}
-        assert started == [1, 2, 3]
+        assert started[2] == 3

@@ -25,6 +25,7 @@ from transports._httpclient._auth import BearerAuth
 from transports._httpclient._connection import Head, Headers, HttpConnection
 from transports._httpclient._pool import ConnectionPool
 from transports._httpclient._url import HttpUrl
+from transports._httpwire import field_error
 
 __all__ = ["MAX_ERROR_BODY", "BodyTooLargeError", "Response", "Sender", "drain"]
 
@@ -149,7 +150,8 @@ class Sender:
         auth: The bearer token, if any.
 
     Raises:
-        ValueError: A header the transport sets itself is among ``headers``.
+        ValueError: A header the transport sets itself is among ``headers``, or a
+            malformed one (a value with CR or LF would split the request).
     """
 
     def __init__(
@@ -169,7 +171,11 @@ class Sender:
                 raise ValueError(f"the transport sets {name} itself")
             if lowered == "authorization" and auth is not None:
                 raise ValueError("pass the token either as auth= or as a header, not both")
-            extra.append((lowered.encode("ascii"), value.encode("latin-1")))
+            field = (lowered.encode("ascii"), value.encode("latin-1"))
+            problem = field_error(*field)
+            if problem is not None:
+                raise ValueError(problem)
+            extra.append(field)
         # Built once: the headers of every request, before its own.
         self._base: Headers = [
             (b"host", url.authority.encode("ascii")),
@@ -188,8 +194,6 @@ class Sender:
             ConnectionClosedError: No connection, or it broke before an answer.
         """
         all_headers = self._base + headers
-        if body:
-            all_headers.append((b"content-length", b"%d" % len(body)))
         auth = self._auth
         generation = 0
         if auth is not None:

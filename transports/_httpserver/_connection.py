@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final
 
 import h11
@@ -53,6 +53,7 @@ from transports._httpserver._limits import (
 )
 from transports._httpserver._reply import Reply
 from transports._httpserver._request import HttpRequest
+from transports._httpwire import Header, encode_response, keeps_alive
 
 __all__ = [
     "LINGER_BYTES",
@@ -111,7 +112,9 @@ class HttpConnection:
     """Serves HTTP/1.1 requests from one client until it hangs up (see the module docstring).
 
     Attributes:
-        h11: The protocol state (only `Reply` and this class touch it).
+        h11: The protocol state (only `Reply` and this class touch it). A new one
+            takes over after a whole response, which is written without it
+            (`whole_response`).
         limits: The server's limits.
         modern: Slot for the 2026-07-28 handler's `mcpcore.Connection` of this client.
         nudge: Called `NUDGE_DELAY` after the request being answered began, if it is
@@ -126,8 +129,8 @@ class HttpConnection:
         *,
         busy_poll: float = 0.0,
     ) -> None:
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_size)
         self.limits = limits
+        self.h11 = self._new_h11()
         self.modern: object | None = None
         self.nudge: Callable[[], None] | None = None
         # (Imported here: the WebSocket package imports this module.)
@@ -147,11 +150,15 @@ class HttpConnection:
         self._body_size = 0
         self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
         self._leftover = False  # pipelined bytes of the next request are in h11's buffer
+        self._method = b""  # of the request being answered
+        self._keep_alive = True  # whether that request allows another after it
         self._read_bytes = 0
         # The request being answered.
         self._busy = False
         self._started = 0.0  # when the request being answered began
         self._reply: Reply | None = None
+        self._sent_whole = False  # its response went out past h11 (`whole_response`)
+        self._closing = False  # … with "Connection: close"
         self._writing_since: float | None = None
         self._last_write = 0.0
         # The watcher.
@@ -224,7 +231,6 @@ class HttpConnection:
     # ------------------------------------------------------------ the main task
 
     async def _serve_requests(self) -> None:
-        h = self.h11
         limits = self.limits
         while True:
             if self._leftover:
@@ -250,17 +256,46 @@ class HttpConnection:
                 return  # (the socket spoke another protocol: nothing more of HTTP)
             if not reply.finished:
                 await self._finish_unanswered(reply)
-            if h.our_state is not h11.DONE or h.their_state is not h11.DONE:
+            if not self._next_cycle():
                 return  # closing (Connection: close, HTTP/1.0, or an error)
-            h.start_next_cycle()
             self._busy = False
-            self._leftover = bool(h.trailing_data[0])
             # Only noted: the alarm still rings at the watch deadline, and the watcher
             # then sets it to this (a connection that goes on with requests moves it at
             # the next one; one move per request instead of two).
             self._alarm_at = trio.current_time() + limits.keepalive_timeout
             if self._watch is not None:
                 await self._take_back_reading()
+            if self._sent_whole:
+                self._renew_h11()
+
+    def _next_cycle(self) -> bool:
+        """The answer is complete: whether the connection carries another request."""
+        if self._sent_whole:
+            return not self._closing
+        h = self.h11
+        if h.our_state is not h11.DONE or h.their_state is not h11.DONE:
+            return False
+        h.start_next_cycle()
+        self._leftover = bool(h.trailing_data[0])
+        return True
+
+    def _renew_h11(self) -> None:
+        """After a whole response: a new h11 takes what the old one read past the request.
+
+        The old one saw the request but not the response (`whole_response`). Only once
+        the watcher stopped feeding it.
+        """
+        self._sent_whole = False
+        data, closed = self.h11.trailing_data
+        h = self.h11 = self._new_h11()
+        if data:
+            h.receive_data(data)
+        if closed:
+            h.receive_data(b"")
+        self._leftover = bool(data)
+
+    def _new_h11(self) -> h11.Connection:
+        return h11.Connection(h11.SERVER, max_incomplete_event_size=self.limits.max_header_size)
 
     async def _next_request(self) -> _Parsed:
         """Read until h11 has a whole request (or the client hangs up)."""
@@ -320,6 +355,23 @@ class HttpConnection:
             self.unlock()
 
     # ------------------------------------------------------------ writing
+
+    def whole_response(
+        self, status: int, fields: Sequence[Header], body: bytes, *, close: bool = False
+    ) -> bytes:
+        """The bytes of a complete response to the current request, encoded without h11.
+
+        (Under the write lock, once per request: `Reply`.) ``close``, or a request
+        that asked for it, ends the connection after the response.
+
+        Raises:
+            h11.LocalProtocolError: A header is malformed.
+        """
+        close = close or not self._keep_alive
+        data = encode_response(status, fields, body, close=close, head_only=self._method == b"HEAD")
+        self._sent_whole = True
+        self._closing = close
+        return data
 
     async def lock(self) -> None:
         """Take the write lock (without a trip through the scheduler when it is free)."""
@@ -495,6 +547,8 @@ class HttpConnection:
         self._body = []
         self._body_size = 0
         self._partial = _NOTHING
+        self._method = head.method
+        self._keep_alive = keeps_alive(head.http_version, self._fields)
         return HttpRequest(
             head.method.decode("ascii"), head.target, self._fields, body, head.http_version
         )

@@ -1,5 +1,9 @@
 """The response to one request: a whole body at once, or an event stream.
 
+A whole response (status, headers and body in one write) is encoded by the connection
+without h11 (`HttpConnection.whole_response`); an event stream goes through h11, which
+frames its chunks.
+
 A `Reply` writes through its connection's write lock, which serialises every write to
 the socket and every ``h11`` send: the task answering the request and the connection's
 reader (which sends keep-alive comments on a quiet stream) never interleave bytes.
@@ -12,7 +16,6 @@ basic/transports: buffering proxies would hold the notifications back).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Final, Literal
 
 import h11
@@ -20,13 +23,12 @@ import h11
 from mcpcore import jsonrpc
 from mcpcore.framing import encode_comment, encode_event
 from mcpcore.http import peek_message, status_for_error
+from transports._httpwire import Header, reason
 
 if TYPE_CHECKING:
     from transports._httpserver._connection import HttpConnection
 
 __all__ = ["JSON_HEADERS", "REPLY_MODES", "SSE_HEADERS", "Header", "Reply", "ReplyMode"]
-
-Header = tuple[bytes, bytes]
 
 #: How `transports.serve_http` answers a POST that carries requests (its ``replies``):
 #: ``"auto"`` (legacy: an event stream, primed and resumable; 2026-07-28: a JSON body
@@ -43,13 +45,7 @@ SSE_HEADERS: Final[list[Header]] = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 ]
-_CLOSE: Final[Header] = (b"connection", b"close")
-_REASONS: Final = {status.value: status.phrase.encode() for status in HTTPStatus}
 _KEEPALIVE: Final = encode_comment("keep-alive")
-
-
-def _reason(status: int) -> bytes:
-    return _REASONS.get(status, b"")
 
 
 class Reply:
@@ -90,10 +86,7 @@ class Reply:
         await connection.lock()
         try:
             self._check_idle()
-            fields = [*headers, (b"content-length", str(len(body)).encode())]
-            if close:
-                fields.append(_CLOSE)
-            data = self._send_whole(status, fields, body)
+            data = self._connection.whole_response(status, headers, body, close=close)
             self.started = self.finished = True
             await connection.send_all(data)
         finally:
@@ -118,13 +111,6 @@ class Reply:
         """
         body = jsonrpc.encode_error_response(None, code, message)
         await self.respond(status, [*JSON_HEADERS, *headers], body, close=close)
-
-    def _send_whole(self, status: int, fields: list[Header], body: bytes) -> bytes:
-        h = self._connection.h11
-        data = h.send(h11.Response(status_code=status, headers=fields, reason=_reason(status)))
-        if body:
-            data += h.send(h11.Data(data=body))
-        return data + h.send(h11.EndOfMessage())
 
     # ----------------------------------------------------------- event streams
 
@@ -151,8 +137,7 @@ class Reply:
             if self.finished:
                 raise RuntimeError("the response is complete")
             if not self.started and end:
-                fields = [*SSE_HEADERS, *headers, (b"content-length", str(len(data)).encode())]
-                out = self._send_whole(200, fields, data)
+                out = connection.whole_response(200, [*SSE_HEADERS, *headers], data)
                 self.started = self.streaming = True
             else:
                 out = b"" if self.started else self._stream_head(headers)
@@ -168,7 +153,7 @@ class Reply:
     def _stream_head(self, headers: Sequence[Header]) -> bytes:
         h = self._connection.h11
         data = h.send(
-            h11.Response(status_code=200, headers=[*SSE_HEADERS, *headers], reason=_reason(200))
+            h11.Response(status_code=200, headers=[*SSE_HEADERS, *headers], reason=reason(200))
         )
         self.started = self.streaming = True
         return data
@@ -243,8 +228,7 @@ class Reply:
                     self.streaming = True
                 else:
                     kind = JSON_HEADERS
-                fields = [*kind, *headers, (b"content-length", str(len(message)).encode())]
-                data = self._send_whole(status, fields, message)
+                data = connection.whole_response(status, [*kind, *headers], message)
                 self.started = True
             self.finished = True
             await connection.send_all(data)
