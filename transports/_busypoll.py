@@ -46,11 +46,14 @@ import trio
 __all__ = ["DEFAULT_BUSY_POLL", "MAX_BACKOFF", "SHORT_SLEEP_BUDGETS", "BusyPolling", "socket_fd"]
 
 #: Seconds a connection spins, at most, before its event loop sleeps. Longer than the
-#: time our own server takes to answer a small tools/call (~100 µs on the project's VM),
-#: so a client spins through it, and than our client takes to send the next request;
-#: short enough that the CPU a miss burns is small next to what the peer was doing.
-#: Measured on stdio, sequential: 50 µs gave 2x, 200 µs 2.5x the calls per second.
-DEFAULT_BUSY_POLL: Final = 200e-6
+#: time the other side of a small tools/call takes (on the project's VM: ~100 µs for our
+#: stdio server, ~250-300 µs over HTTP, where h11 parses every message on both sides),
+#: so that a client spins through it, and a server through its client's turn to send the
+#: next request; short enough that the CPU a miss burns is small next to what the peer
+#: was doing. Measured, sequential: stdio 50 µs gave 2x, 200 µs 2.5x the calls per
+#: second, 500 µs the same as 200; HTTP 200 µs ~1.1x (the peer's turn was longer than
+#: the spin), 500 µs ~1.3x.
+DEFAULT_BUSY_POLL: Final = 500e-6
 
 
 def _cpus() -> int:

@@ -294,14 +294,23 @@ async def test_connection_close_gets_its_answer_and_a_closed_connection() -> Non
 @http_test
 async def test_a_head_request_gets_a_head_without_a_body_and_the_connection_goes_on() -> None:
     server, _ = build_test_server()
-    async with running_server(server) as running, await RawConnection.open(running.port) as http:
-        await http.send(http.encode("HEAD"))
-        head = await http.read_head()
-        assert head.status == 405
-        assert int(head.headers["content-length"]) > 0  # (the length of the body it omits)
-        # The next answer comes right after the head: no body bytes came between.
-        response = await http.request(headers=DISCOVER_HEADERS, body=DISCOVER)
-        assert (response.status, response.json()["id"]) == (200, 1)
+    async with running_server(server) as running:
+        async with await RawConnection.open(running.port) as http:
+            await http.send(http.encode("HEAD"))
+            head = await http.read_head()
+            assert head.status == 405
+            assert int(head.headers["content-length"]) > 0  # (the length of the body it omits)
+            # The next answer comes right after the head: no body bytes came between.
+            response = await http.request(headers=DISCOVER_HEADERS, body=DISCOVER)
+            assert (response.status, response.json()["id"]) == (200, 1)
+        async with await RawConnection.open(running.port) as http:
+            await http.send(http.encode("HEAD"))
+            assert (await http.read_head()).status == 405
+            # Refused before its head is read, the next request is no HEAD: a body comes.
+            await http.send(b"GARBAGE\r\n\r\n")
+            refusal = await http.read_response()
+            assert refusal.status == 400
+            assert refusal.json()["error"]["code"] == -32600
 
 
 # ------------------------------------------------------------------ authorization

@@ -150,7 +150,7 @@ class HttpConnection:
         self._body_size = 0
         self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
         self._leftover = False  # pipelined bytes of the next request are in h11's buffer
-        self._method = b""  # of the request being answered
+        self._method = b""  # of the request being read or answered (once its head is in)
         self._keep_alive = True  # whether that request allows another after it
         self._read_bytes = 0
         # The request being answered.
@@ -259,6 +259,7 @@ class HttpConnection:
             if not self._next_cycle():
                 return  # closing (Connection: close, HTTP/1.0, or an error)
             self._busy = False
+            self._method = b""  # (a refusal before the next head must not take it for HEAD)
             # Only noted: the alarm still rings at the watch deadline, and the watcher
             # then sets it to this (a connection that goes on with requests moves it at
             # the next one; one move per request instead of two).
@@ -525,6 +526,7 @@ class HttpConnection:
                         return _Refusal(413, "Request body too large")
                     self._head = event
                     self._fields = fields
+                    self._method = event.method
                 elif isinstance(event, h11.Data):
                     self._body_size += len(event.data)
                     if self._body_size > limits.max_body_size:
@@ -547,7 +549,6 @@ class HttpConnection:
         self._body = []
         self._body_size = 0
         self._partial = _NOTHING
-        self._method = head.method
         self._keep_alive = keeps_alive(head.http_version, self._fields)
         return HttpRequest(
             head.method.decode("ascii"), head.target, self._fields, body, head.http_version
