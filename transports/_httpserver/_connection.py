@@ -33,6 +33,13 @@ trio's ``send_all`` passes through the scheduler after every write, one more tur
 the event loop per request; only what the socket does not take at once goes through
 it. A request found already buffered (pipelined) is served after a checkpoint instead,
 so that a client pipelining a flood can't starve the other connections.
+
+h11 parses every request. A whole response (a JSON answer, an event stream sent at
+once) is encoded without it (`whole_response`, `transports._httpwire`): h11's send path
+costs about as much as the MCP work of a small call. That h11 has seen the request but
+not its answer, so the next request starts on a fresh one, fed what the old one had
+read past the request; whether there is a next one follows h11's rule (`keeps_alive`).
+Event streams go through h11, which frames their chunks.
 """
 
 from __future__ import annotations
