@@ -415,6 +415,33 @@ async def test_ten_thousand_requests_on_one_keepalive_connection() -> None:
 
 
 @http_test
+async def test_a_request_pipelined_behind_a_long_one_is_answered_after_it() -> None:
+    # The long one outlasts WATCH_DELAY, so the watcher reads the next request while it
+    # runs, into the h11 that then hands it to a fresh one (the answer went past h11).
+    server, _ = build_test_server()
+
+    @server.tool()
+    async def linger() -> str:
+        """Answers after a fifth of a second."""
+        await trio.sleep(0.2)
+        return "lingered"
+
+    def call(name: str, number: int) -> bytes:
+        body = modern_body("tools/call", {"name": name}, request_id=number)
+        return http.encode(headers=modern_headers("tools/call", name), body=body)
+
+    async with running_server(server) as running, await RawConnection.open(running.port) as http:
+        await http.send(call("linger", 0))
+        await trio.sleep(0.1)  # (past WATCH_DELAY, before the answer)
+        await http.send(call("test_simple_text", 1))
+        first, second = await http.read_response(), await http.read_response()
+        assert first.json()["result"]["content"][0]["text"] == "lingered"
+        assert (first.json()["id"], second.json()["id"]) == (0, 1)
+        await http.send(call("test_simple_text", 2))
+        assert (await http.read_response()).json()["id"] == 2
+
+
+@http_test
 async def test_pipelined_requests_are_answered_in_order() -> None:
     server, _ = build_test_server()
     async with running_server(server) as running, await RawConnection.open(running.port) as http:
