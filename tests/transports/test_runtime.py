@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator
 
 import pytest
 import trio
@@ -18,6 +17,7 @@ import trio.testing
 from mcpcore import CLIENT, Connection, ResponseReceived, types
 from mcpcore.framing import OversizedMessage
 from mcpcore.server import Server
+from tests.transports.trio_helpers import trio_test
 from transports._serving import ServerDriver
 from transports._writer import MessageWriter
 
@@ -25,16 +25,7 @@ TEST_TIMEOUT = 10.0
 INFO = types.Implementation(name="runtime-test", version="1")
 
 
-def trio_run(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @functools.wraps(test)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        async def bounded() -> None:
-            with trio.fail_after(TEST_TIMEOUT):
-                await test(*args, **kwargs)
-
-        trio.run(bounded)
-
-    return wrapper
+trio_run = trio_test(timeout=TEST_TIMEOUT)
 
 
 class RecordingStream(trio.abc.SendStream):

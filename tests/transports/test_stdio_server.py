@@ -8,12 +8,11 @@ pipelined calls, and a handler that waits on the client while others queue.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from typing import Any
 import trio
 
 from mcpcore.framing import LineFramer
+from tests.transports.trio_helpers import trio_test
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "tests" / "transports" / "server_fixture.py"
@@ -36,16 +36,7 @@ MODERN_ENVELOPE = {
 }
 
 
-def trio_run(test: Callable[..., Awaitable[None]]) -> Callable[..., None]:
-    @functools.wraps(test)
-    def wrapper(*args: Any, **kwargs: Any) -> None:
-        async def bounded() -> None:
-            with trio.fail_after(TEST_TIMEOUT):
-                await test(*args, **kwargs)
-
-        trio.run(bounded)
-
-    return wrapper
+trio_run = trio_test(timeout=TEST_TIMEOUT)
 
 
 class RawPeer:
