@@ -5,6 +5,7 @@ bytes: every protocol decision is made by `mcpcore.Connection`. `serve_folder` (
 ``mcpcore serve`` command) serves a folder's files over any of them.
 """
 
+from transports._admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
 from transports._busypoll import DEFAULT_BUSY_POLL
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
 from transports._client_errors import ConnectionClosedError, ServerExitedError
@@ -89,6 +90,8 @@ __all__ = [
     "MAX_SERVER_REQUESTS",
     "MAX_SESSIONS",
     "MAX_TOTAL_TIMEOUT",
+    "MAX_WAITING_BYTES",
+    "MAX_WAITING_REQUESTS",
     "SESSION_IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",
     "SSE_KEEPALIVE_INTERVAL",
