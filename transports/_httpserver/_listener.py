@@ -31,7 +31,7 @@ from transports._httpserver._event_store import EventStore, MemoryEventStore
 from transports._httpserver._limits import HttpLimits
 from transports._httpserver._reply import REPLY_MODES, ReplyMode
 from transports._httpserver._router import Router
-from transports._httpserver._sessions import Call, call_key, run_call
+from transports._httpserver._sessions import Call, abandon_call, call_key, run_call
 from transports._serving import SECRET_SIZE
 from transports._websocket._limits import WebSocketLimits
 from transports._websocket._upgrade import WebSocketUpgrade
@@ -125,7 +125,7 @@ async def serve_http(
     report = on_error or print_error
     listeners = await trio.open_tcp_listeners(port, host=host)
     async with trio.open_nursery() as nursery:
-        pool: WorkerPool[Call] = WorkerPool(nursery, run_call, call_key)
+        pool: WorkerPool[Call] = WorkerPool(nursery, run_call, call_key, abandon=abandon_call)
         router = Router(
             server,
             path=path,

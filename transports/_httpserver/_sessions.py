@@ -7,7 +7,11 @@ every POST go through it. What a session does with them is the same in both:
 
 * a request runs in a worker of the server-wide `WorkerPool`, at most
   `HttpLimits.max_session_handlers` at once per session (further POSTs wait);
-* ``notifications/cancelled`` cancels that worker's scope;
+* ``notifications/cancelled`` cancels that worker's scope; a request still waiting
+  for a slot (or for its worker) then never starts, nor does one whose POST's
+  connection closed or whose session ended while it waited: its stream ends without
+  an answer ("receivers SHOULD NOT send a response for a cancelled request",
+  2025-11-25 basic/utilities/cancellation), and the `Connection` forgets it;
 * the client's answer to one of our requests (sampling, elicitation, roots) wakes the
   handler that asked;
 * other notifications go to `Server.handle_notification`.
@@ -40,9 +44,20 @@ from mcpcore import (
 )
 from mcpcore.server import Server
 from mcpcore.types import RequestId
+from transports._admission import abandon_request
 from transports._workers import WorkerPool
 
-__all__ = ["SESSION_ID_BYTES", "Answer", "Call", "CallOutbound", "Session", "SessionTable"]
+__all__ = [
+    "SESSION_ID_BYTES",
+    "Answer",
+    "Call",
+    "CallOutbound",
+    "Session",
+    "SessionTable",
+    "abandon_call",
+    "call_key",
+    "run_call",
+]
 
 #: Random bytes in a session id: 192 bits, far beyond guessing. ``token_urlsafe`` writes
 #: them as 32 characters of ``A-Z a-z 0-9 - _``, all visible ASCII.
@@ -143,6 +158,7 @@ class Session:
         self._pool = pool
         self._slots = trio.Semaphore(max_handlers)
         self._running: set[RequestId] = set()
+        self._queued: dict[RequestId, trio.CancelScope] = {}  # waiting for a slot
         self._asked: dict[RequestId, _Waiter] = {}
         self.attached = 0  # HTTP responses open on the session's streams
 
@@ -172,6 +188,9 @@ class Session:
                 if waiter is not None:
                     waiter.set(event)
             elif isinstance(event, CancelRequested):
+                waiting = self._queued.get(event.request_id)
+                if waiting is not None:
+                    waiting.cancel()  # it never starts (`start`)
                 self._pool.cancel((self, event.request_id))
                 self.server.request_cancelled(self.connection, event.request_id)
             elif isinstance(event, InvalidMessage):
@@ -183,13 +202,61 @@ class Session:
         return requests, replies
 
     async def start(self, event: RequestReceived, outbound: CallOutbound) -> None:
-        """Run a request in a worker (waiting for a free slot of this session)."""
+        """Run a request in a worker (waiting for a free slot of this session).
+
+        A request cancelled before it gets its slot (by the client, by the end of the
+        session, or by its POST's connection closing, which cancels the caller) never
+        starts: its answer is delivered as None (there is none) and it is forgotten.
+        """
+        request_id = event.request_id
         try:
             self._slots.acquire_nowait()
         except trio.WouldBlock:
-            await self._slots.acquire()  # backpressure: this POST waits
-        self._running.add(event.request_id)
+            try:
+                got_slot = await self._wait_for_slot(request_id)
+            except BaseException:  # (the POST's connection closed)
+                with trio.CancelScope(shield=True):
+                    await self.never_started(request_id, outbound)
+                raise
+            if not got_slot:
+                await self.never_started(request_id, outbound)
+                return
+        if self.closed or self.connection.is_cancelled(request_id):
+            # Cancelled by the batch that carried it, or just as it got its slot.
+            self._slots.release()
+            await self.never_started(request_id, outbound)
+            return
+        self._running.add(request_id)
         self._pool.submit(Call(self, event, outbound))
+
+    async def start_all(self, events: list[RequestReceived], outbound: CallOutbound) -> None:
+        """`start` each request of one POST, in order.
+
+        If the POST's connection closes while one waits, the rest never start either.
+        """
+        for index, event in enumerate(events):
+            try:
+                await self.start(event, outbound)
+            except BaseException:
+                with trio.CancelScope(shield=True):
+                    for rest in events[index + 1 :]:
+                        await self.never_started(rest.request_id, outbound)
+                raise
+
+    async def _wait_for_slot(self, request_id: RequestId) -> bool:
+        """Wait for a slot (backpressure: the POST waits); False if cancelled meanwhile."""
+        with trio.CancelScope() as waiting:
+            self._queued[request_id] = waiting
+            try:
+                await self._slots.acquire()
+            finally:
+                del self._queued[request_id]
+        return not waiting.cancelled_caught
+
+    async def never_started(self, request_id: RequestId, outbound: CallOutbound) -> None:
+        """A request that will not run: forget it, and tell its stream it has no answer."""
+        abandon_request(self.connection, request_id)
+        await outbound.finish(request_id, None)
 
     def finished(self, request_id: RequestId) -> None:
         """A request's worker is done with it."""
@@ -226,6 +293,8 @@ class Session:
         if self.closed:
             return
         self.closed = True
+        for waiting in self._queued.values():
+            waiting.cancel()
         for request_id in list(self._running):
             self._pool.cancel((self, request_id))
         waiters, self._asked = self._asked, {}
@@ -238,13 +307,17 @@ async def run_call(call: Call) -> None:
     """What a worker does with a `Call`: answer it, then deliver the answer."""
     session, event, outbound = call.session, call.event, call.outbound
     reply: bytes | None = None
+    answered = False
     try:
         reply = await session.server.handle_request(
             session.connection, event, outbound, principal=session.principal
         )
+        answered = True
     except ConnectionError:
         pass  # the client is gone: nobody to answer
     finally:
+        if not answered:  # cancelled: never answered, so forgotten
+            abandon_request(session.connection, event.request_id)
         session.finished(event.request_id)
         if outbound.finish_waits:
             with trio.CancelScope(shield=True):  # (delivered even to a cancelled request)
@@ -253,6 +326,14 @@ async def run_call(call: Call) -> None:
             # Never waits, so a cancellation can't interrupt it: a shield's scope would
             # cost as much as a tenth of the rest of the call.
             await outbound.finish(event.request_id, reply)
+
+
+async def abandon_call(call: Call) -> None:
+    """What a worker does with a `Call` cancelled before it ran: it never starts."""
+    session, request_id = call.session, call.event.request_id
+    session.finished(request_id)
+    with trio.CancelScope(shield=call.outbound.finish_waits):
+        await session.never_started(request_id, call.outbound)
 
 
 _S = TypeVar("_S", bound=Session)
