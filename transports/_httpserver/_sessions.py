@@ -18,13 +18,33 @@ every POST go through it. What a session does with them is the same in both:
 
 `SessionTable` holds the sessions of one kind: it mints their ids ("visible ASCII
 0x21-0x7E and SHOULD be cryptographically secure", 2025-03-26 basic/transports), caps
-their number (503 past it, as the Python SDK's ``max_sessions``), expires idle ones,
-and answers a lookup by another principal as if the session did not exist (2025-11-25
-security: session ids are not credentials).
+their number (as the Python SDK's ``max_sessions``), expires unused ones, and answers
+a lookup by another principal as if the session did not exist (2025-11-25 security:
+session ids are not credentials).
+
+Its policy is that no client can lock others out by opening sessions and leaving them:
+
+* a session is *busy* while a request of it runs or waits, or an HTTP response of it
+  is open (a stream); a busy session never expires and is never evicted;
+* a session is *established* once its client comes back with its id (its
+  ``notifications/initialized``, or any request): one that is not expires
+  ``handshake_timeout`` after it opened (`HttpLimits.session_handshake_timeout`,
+  tens of seconds), an established one after ``idle_timeout`` unused
+  (`HttpLimits.session_idle_timeout`, half an hour);
+* at the cap, a new session evicts an idle one: one not established first, the
+  least recently used first among equals; only when every session is busy is the new
+  one refused (503). An expired or evicted session's id gets 404, on which its client
+  starts a new session ("(C) MUST start a new session on 404", 2025-03-26).
+
+The 2024-11-05 HTTP+SSE table has another shape: each of its sessions lives exactly as
+long as its GET stream, so it is always busy, and the table can't hold more sessions
+than the server holds connections (`HttpLimits.max_connections`): there is nothing to
+expire or evict, and its cap answers 503.
 """
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Final, Generic, Protocol, TypeVar
@@ -136,8 +156,10 @@ class Session:
         server: The server.
         connection: The session's protocol state.
         principal: Who opened it (None without authentication); only they may use it.
+        opened: `trio.current_time` when it opened.
         last_used: `trio.current_time` of the last request.
-        closed: Ended (DELETE, expiry, or its stream closed).
+        established: Its client came back with its id (see the module docstring).
+        closed: Ended (DELETE, expiry, eviction, or its stream closed).
     """
 
     def __init__(
@@ -153,7 +175,8 @@ class Session:
         self.server = server
         self.connection: Connection = server.connection()
         self.principal = principal
-        self.last_used = trio.current_time()
+        self.opened = self.last_used = trio.current_time()
+        self.established = False
         self.closed = False
         self._pool = pool
         self._slots = trio.Semaphore(max_handlers)
@@ -164,8 +187,8 @@ class Session:
 
     @property
     def busy(self) -> bool:
-        """Whether requests run or a stream is open (an idle session can expire)."""
-        return bool(self._running) or self.attached > 0
+        """Whether requests run or wait, or a stream is open (an idle session can expire)."""
+        return bool(self._running) or bool(self._queued) or self.attached > 0
 
     def touch(self) -> None:
         """Record a use (for idle expiry)."""
@@ -339,12 +362,18 @@ async def abandon_call(call: Call) -> None:
 _S = TypeVar("_S", bound=Session)
 
 
+def _eviction_order(session: Session) -> tuple[bool, float]:
+    """Which idle session gives way first: one not established, then the least recently used."""
+    return session.established, session.last_used
+
+
 class SessionTable(Generic[_S]):
-    """The sessions of one kind, by id (see the module docstring).
+    """The sessions of one kind, by id (see the module docstring for the policy).
 
     Args:
         limit: Sessions held at once.
-        idle_timeout: Seconds an unused session lives.
+        idle_timeout: Seconds an unused established session lives.
+        handshake_timeout: Seconds a session lives unless its client comes back.
         on_close: Awaited for each session that ends (to free its streams).
     """
 
@@ -353,11 +382,13 @@ class SessionTable(Generic[_S]):
         *,
         limit: int,
         idle_timeout: float,
+        handshake_timeout: float = math.inf,
         on_close: Callable[[_S], Awaitable[None]] | None = None,
     ) -> None:
         self._sessions: dict[str, _S] = {}
         self._limit = limit
         self._idle_timeout = idle_timeout
+        self._handshake_timeout = handshake_timeout
         self._on_close = on_close
 
     def __len__(self) -> int:
@@ -372,20 +403,41 @@ class SessionTable(Generic[_S]):
         return secrets.token_urlsafe(SESSION_ID_BYTES)
 
     def has_room(self) -> bool:
-        """Whether another session may open."""
+        """Whether another session may open without making room (`make_room`)."""
         return len(self._sessions) < self._limit
 
+    async def make_room(self) -> bool:
+        """Make room for a new session; False if every session is busy.
+
+        Expired sessions go first; at the cap, an idle one is evicted (see the module
+        docstring).
+        """
+        if self.has_room():
+            return True
+        await self.sweep()
+        while not self.has_room():  # (again after each wait: others may have opened one)
+            idle = [session for session in self._sessions.values() if not session.busy]
+            if not idle:
+                return False
+            # Half-handshaken sessions first, then the least recently used.
+            await self.close(min(idle, key=_eviction_order))
+        return True
+
     def add(self, session: _S) -> None:
-        """Hold a new session (check `has_room` first)."""
+        """Hold a new session (make room first: `make_room`)."""
         self._sessions[session.id] = session
 
     def get(self, session_id: str, principal: str | None) -> _S | None:
-        """The live session with this id opened by ``principal``; None otherwise."""
+        """The live session with this id opened by ``principal``; None otherwise.
+
+        Finding it establishes it: its client came back with its id.
+        """
         session = self._sessions.get(session_id)
         if session is None or session.closed or session.principal != principal:
             return None
         if self._expired(session, trio.current_time()):
             return None  # (the sweeper will close it)
+        session.established = True
         return session
 
     async def close(self, session: _S) -> None:
@@ -397,7 +449,7 @@ class SessionTable(Generic[_S]):
                 await self._on_close(session)
 
     async def sweep(self) -> None:
-        """Close the sessions idle for longer than the timeout."""
+        """Close the sessions that expired."""
         now = trio.current_time()
         for session in list(self._sessions.values()):
             if self._expired(session, now):
@@ -405,10 +457,14 @@ class SessionTable(Generic[_S]):
 
     async def expire_forever(self) -> None:
         """Sweep periodically (run in the server's nursery)."""
-        interval = min(self._idle_timeout / 2, 60.0)
+        interval = min(self._idle_timeout / 2, self._handshake_timeout / 2, 60.0)
         while True:
             await trio.sleep(interval)
             await self.sweep()
 
     def _expired(self, session: Session, now: float) -> bool:
-        return not session.busy and now - session.last_used > self._idle_timeout
+        if session.busy:
+            return False
+        if not session.established and now - session.opened > self._handshake_timeout:
+            return True
+        return now - session.last_used > self._idle_timeout
