@@ -57,6 +57,7 @@ from transports._httpserver import (
     TokenVerifier,
     serve_http,
 )
+from transports._partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
 from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
 from transports._stdio_client import StderrOption, StdioClient, open_stdio_client
 from transports._stdio_server import serve_stdio
@@ -86,6 +87,7 @@ __all__ = [
     "MAX_IDLE_CONNECTIONS",
     "MAX_LISTED_FILES",
     "MAX_LISTEN_BACKLOG",
+    "MAX_PARTIAL_BYTES",
     "MAX_QUEUED_MESSAGES",
     "MAX_QUEUED_NOTIFICATIONS",
     "MAX_SERVER_REQUESTS",
@@ -93,6 +95,7 @@ __all__ = [
     "MAX_TOTAL_TIMEOUT",
     "MAX_WAITING_BYTES",
     "MAX_WAITING_REQUESTS",
+    "PARTIAL_FLOOR",
     "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",

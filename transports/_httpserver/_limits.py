@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from transports._partial import MAX_PARTIAL_BYTES
+
 __all__ = [
     "BODY_TIMEOUT",
     "HEADER_TIMEOUT",
@@ -17,6 +19,7 @@ __all__ = [
     "MAX_CONNECTIONS",
     "MAX_HEADER_COUNT",
     "MAX_HEADER_SIZE",
+    "MAX_PARTIAL_BYTES",
     "MAX_PIPELINED_BYTES",
     "MAX_SESSIONS",
     "MAX_SESSION_HANDLERS",
@@ -32,6 +35,8 @@ __all__ = [
 
 #: Bytes of request body accepted (413 past it): the TypeScript SDK's limit. A JSON-RPC
 #: request is rarely over a few kilobytes; this leaves room for large tool arguments.
+#: Bodies being received also share the process's budget for partial messages
+#: (`transports.MAX_PARTIAL_BYTES`): past it a large one gets 413 with Retry-After.
 MAX_BODY_SIZE: Final = 4 * 1024 * 1024
 #: Bytes of request line and headers together (431 past it): h11's default, and about
 #: what nginx (8 KiB per line, 4 lines) and node (16 KiB) allow.
@@ -97,6 +102,10 @@ class HttpLimits:
 
     Attributes:
         max_body_size: See `MAX_BODY_SIZE`.
+        max_partial_bytes: Bytes all connections of the process together may hold in
+            bodies (and WebSocket messages) not yet complete, beyond 64 KiB each
+            (`transports.MAX_PARTIAL_BYTES`; one budget per process, the smallest
+            setting of the servers running applies).
         max_header_size: See `MAX_HEADER_SIZE`.
         max_header_count: See `MAX_HEADER_COUNT`.
         header_timeout: See `HEADER_TIMEOUT`.
@@ -114,6 +123,7 @@ class HttpLimits:
     """
 
     max_body_size: int = MAX_BODY_SIZE
+    max_partial_bytes: int = MAX_PARTIAL_BYTES
     max_header_size: int = MAX_HEADER_SIZE
     max_header_count: int = MAX_HEADER_COUNT
     header_timeout: float = HEADER_TIMEOUT
