@@ -12,6 +12,7 @@ of a real server process under a flood: `tests.transports.test_partial_memory`.
 from __future__ import annotations
 
 import json
+import struct
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -370,6 +371,25 @@ async def test_every_way_a_websocket_message_ends_gives_the_budget_back(ending: 
             await settle()
             assert PARTIAL_BUDGET.held == 0
     await ws.stream.aclose()
+
+
+@http_test
+async def test_what_follows_a_refused_message_is_read_past_not_kept() -> None:
+    async with (
+        budgeted_ws(max_message_size=150 * KIB) as port,
+        await RawWebSocket.connect(port) as ws,
+    ):
+        await ws.send_event(fragment("[" * (100 * KIB)))
+        await ws.send_event(fragment("[" * (100 * KIB)))
+        close = await ws.next_event()
+        assert isinstance(close, CloseConnection)
+        assert close.code == CloseReason.MESSAGE_TOO_BIG
+        # The client goes on with its message (one more continuation frame, masked
+        # with a key of zeros) instead of answering the Close the server waits for.
+        size = 80 * KIB  # (within the size limit: only the fix drops it)
+        await ws.send_raw(struct.pack("!BBQ", 0x00, 0x80 | 127, size) + bytes(4) + b"[" * size)
+        await settle()
+        assert PARTIAL_BUDGET.held == 0
 
 
 @http_test
