@@ -5,6 +5,7 @@ bytes: every protocol decision is made by `mcpcore.Connection`. `serve_folder` (
 ``mcpcore serve`` command) serves a folder's files over any of them.
 """
 
+from transports._admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
 from transports._busypoll import DEFAULT_BUSY_POLL
 from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
 from transports._client_errors import ConnectionClosedError, ServerExitedError
@@ -43,6 +44,7 @@ from transports._httpserver import (
     MAX_HEADER_COUNT,
     MAX_HEADER_SIZE,
     MAX_SESSIONS,
+    SESSION_HANDSHAKE_TIMEOUT,
     SESSION_IDLE_TIMEOUT,
     SSE_KEEPALIVE_INTERVAL,
     BearerAuth,
@@ -55,6 +57,7 @@ from transports._httpserver import (
     TokenVerifier,
     serve_http,
 )
+from transports._partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
 from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
 from transports._stdio_client import StderrOption, StdioClient, open_stdio_client
 from transports._stdio_server import serve_stdio
@@ -84,11 +87,16 @@ __all__ = [
     "MAX_IDLE_CONNECTIONS",
     "MAX_LISTED_FILES",
     "MAX_LISTEN_BACKLOG",
+    "MAX_PARTIAL_BYTES",
     "MAX_QUEUED_MESSAGES",
     "MAX_QUEUED_NOTIFICATIONS",
     "MAX_SERVER_REQUESTS",
     "MAX_SESSIONS",
     "MAX_TOTAL_TIMEOUT",
+    "MAX_WAITING_BYTES",
+    "MAX_WAITING_REQUESTS",
+    "PARTIAL_FLOOR",
+    "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",
     "SSE_KEEPALIVE_INTERVAL",

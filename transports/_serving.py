@@ -11,11 +11,18 @@ the connection's `mcpcore.Connection`, and acts on the events:
 * the client's answers to our own (legacy) requests wake the handler awaiting them;
 * garbage gets the error reply the core decided.
 
-At most ``max_handlers`` handlers run at once. When all are busy the reader stops
-reading until one finishes: the peer's writes then block, which is the backpressure
-(shared/DESIGN.md §5). A handler waiting for the client to answer a server-to-client
-request gives its slot back while it waits, so that the reader can always read that
-answer: a full house of handlers waiting on the client cannot deadlock the connection.
+At most ``max_handlers`` handlers run at once. A request read while all are busy
+waits for a slot in the connection's `transports._admission.AdmissionQueue`, and the
+reader reads on until that queue is full: a request the client cancels while it waits
+never starts. Past that the reader stops reading until a slot frees: the peer's writes
+then block, which is the backpressure (shared/DESIGN.md §5). A handler waiting for the
+client to answer a server-to-client request gives its slot back while it waits, so that
+the reader can always read that answer: a full house of handlers waiting on the client
+cannot deadlock the connection.
+
+A request that will never be answered (cancelled while it waited or ran, or still
+waiting when the connection ends) is forgotten by the connection's `mcpcore.Connection`
+(`transports._admission.abandon_request`), so that its id does not stay in flight.
 """
 
 from __future__ import annotations
@@ -41,6 +48,12 @@ from mcpcore import (
 from mcpcore.framing import OversizedMessage
 from mcpcore.server import Server
 from mcpcore.types import RequestId
+from transports._admission import (
+    MAX_WAITING_BYTES,
+    MAX_WAITING_REQUESTS,
+    AdmissionQueue,
+    abandon_request,
+)
 from transports._workers import WorkerPool
 from transports._writer import MessageWriter
 
@@ -77,6 +90,9 @@ class ServerDriver:
             appended, on stdio).
         max_handlers: See `MAX_CONCURRENT_HANDLERS`.
         principal: Who the client is, when the transport authenticated it.
+        max_waiting: Requests read ahead while every slot is taken
+            (`transports._admission.MAX_WAITING_REQUESTS`).
+        max_waiting_bytes: Their bytes (`transports._admission.MAX_WAITING_BYTES`).
     """
 
     def __init__(
@@ -88,6 +104,8 @@ class ServerDriver:
         frame: Callable[[bytes], bytes],
         max_handlers: int = MAX_CONCURRENT_HANDLERS,
         principal: str | None = None,
+        max_waiting: int = MAX_WAITING_REQUESTS,
+        max_waiting_bytes: int = MAX_WAITING_BYTES,
     ) -> None:
         # A key and a clock for cursors and 2026-07-28 requestState, unless the embedder
         # gave its own (one key shared by every worker lets any worker answer a retry).
@@ -98,7 +116,10 @@ class ServerDriver:
         self._frame = frame
         self._principal = principal
         self._slots = trio.Semaphore(max_handlers)
-        self._handlers: WorkerPool[_Request] | None = None  # (lives in serve's nursery)
+        self._max_waiting = (max_waiting, max_waiting_bytes)
+        # (Both live in serve's nursery.)
+        self._handlers: WorkerPool[_Request] | None = None
+        self._queue: AdmissionQueue[_Request] | None = None
         self._asked: dict[RequestId, _Waiter] = {}
         self._closed = False
         self._drained = trio.Event()  # set once closed and the last handler is done
@@ -118,36 +139,50 @@ class ServerDriver:
         server.attach(connection, self._notifications)
         try:
             async with trio.open_nursery() as nursery:
-                handlers = self._handlers = WorkerPool(nursery, self._handle, _request_id)
+                handlers = self._handlers = WorkerPool(
+                    nursery, self._handle, _request_id, abandon=self._abandon
+                )
+                max_waiting, max_bytes = self._max_waiting
+                queue = self._queue = AdmissionQueue(
+                    nursery,
+                    self._slots,
+                    handlers.submit,
+                    max_waiting=max_waiting,
+                    max_bytes=max_bytes,
+                )
                 async for message in messages:
                     if isinstance(message, OversizedMessage):
                         await self._refuse_oversized(message)
                         continue
                     for event in connection.receive(message):
                         if isinstance(event, RequestReceived):
-                            try:
-                                self._slots.acquire_nowait()  # (no trip through the scheduler)
-                            except trio.WouldBlock:
-                                await self._slots.acquire()  # backpressure: stop reading
-                            handlers.submit(_Request(self, event))
+                            queue.admit(event.request_id, _Request(self, event), len(message))
                         else:
                             await self._route(event)
+                    if queue.full:
+                        await queue.wait_for_room()  # backpressure: stop reading
                 self._closed = True
                 self._fail_waiters()
-                if handlers.running:
+                if handlers.running or len(queue):
                     with trio.move_on_after(grace):
                         await self._drained.wait()
                 nursery.cancel_scope.cancel()
         finally:
             self._closed = True
             self._fail_waiters()
+            if self._queue is not None:
+                for job in self._queue.clear():  # (never started: the client is gone)
+                    abandon_request(connection, job.event.request_id)
             server.detach(connection)
 
     async def _route(self, event: object) -> None:
         if isinstance(event, CancelRequested):
-            if self._handlers is not None:
-                self._handlers.cancel(event.request_id)
-            self._server.request_cancelled(self._connection, event.request_id)
+            request_id = event.request_id
+            if self._queue is not None and self._queue.drop(request_id) is not None:
+                abandon_request(self._connection, request_id)  # it never starts
+            elif self._handlers is not None:
+                self._handlers.cancel(request_id)
+            self._server.request_cancelled(self._connection, request_id)
         elif isinstance(event, ResponseReceived | ErrorReceived | InvalidResponse):
             waiter = None if event.request_id is None else self._asked.pop(event.request_id, None)
             if waiter is not None:
@@ -170,18 +205,34 @@ class ServerDriver:
 
     async def _handle(self, job: _Request) -> None:
         """Answer one request (in a worker task, under a scope that is its alone)."""
+        answered = False
         try:
             reply = await self._server.handle_request(
                 self._connection, job.event, job, principal=self._principal
             )
+            answered = True
             if reply is not None:
                 await self._writer.send(self._frame(reply))  # (`_write`, one call less)
         except ConnectionError:
             pass  # the client is gone: nobody to answer
         finally:
+            if not answered:  # cancelled (or the client left): never answered
+                abandon_request(self._connection, job.event.request_id)
             job.release()
-            if self._closed and self._handlers is not None and self._handlers.running <= 1:
-                self._drained.set()  # (this one is still counted until it returns)
+            self._check_drained(1)  # (this one is still counted until it returns)
+
+    async def _abandon(self, job: _Request) -> None:
+        """A request cancelled after it got a slot, before its worker ran: it never starts."""
+        abandon_request(self._connection, job.event.request_id)
+        job.release()
+        self._check_drained(0)
+
+    def _check_drained(self, counted: int) -> None:
+        """Once closed, note when no handler runs (but ``counted``) and none waits."""
+        handlers, queue = self._handlers, self._queue
+        waiting = 0 if queue is None else len(queue)
+        if self._closed and handlers is not None and handlers.running <= counted and not waiting:
+            self._drained.set()
 
     async def _write(self, data: bytes) -> None:
         await self._writer.send(self._frame(data))

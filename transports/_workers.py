@@ -11,7 +11,10 @@ it. The guarantees of a task per request hold:
 * cancelling a request (``notifications/cancelled``) cancels exactly the scope around
   that request, and the scope is retired with it: the next request gets a fresh one;
 * a worker waits for work outside any request's scope, so a cancellation never
-  reaches a request it was not meant for.
+  reaches a request it was not meant for;
+* a request cancelled after it was handed over but before its worker ran never runs:
+  its worker gives it to ``abandon`` instead, so that what it holds (a handler slot,
+  a stream waiting for its answer) is still given back.
 
 Handing a request over is one ``reschedule`` of an idle worker (or a new worker when
 none is idle). At most `MAX_IDLE_WORKERS` wait idle; the rest exit.
@@ -45,6 +48,8 @@ class WorkerPool(Generic[_Job]):
         run: What a worker does with a job.
         key: The job's identity for `cancel` (its request id).
         max_idle: See `MAX_IDLE_WORKERS`.
+        abandon: What a worker does instead of ``run`` with a job cancelled before it
+            started (None: nothing).
     """
 
     def __init__(
@@ -54,9 +59,11 @@ class WorkerPool(Generic[_Job]):
         key: Callable[[_Job], Hashable],
         *,
         max_idle: int = MAX_IDLE_WORKERS,
+        abandon: Callable[[_Job], Awaitable[None]] | None = None,
     ) -> None:
         self._nursery = nursery
         self._run = run
+        self._abandon = abandon
         self._key = key
         self._max_idle = max_idle
         self._idle: list[trio.lowlevel.Task] = []
@@ -107,6 +114,8 @@ class WorkerPool(Generic[_Job]):
                     self._starting.discard(key)
                     if key in self._cancelled_early:
                         self._cancelled_early.discard(key)
+                        if self._abandon is not None:
+                            await self._abandon(current)
                     else:
                         self._scopes[key] = scope
                         try:

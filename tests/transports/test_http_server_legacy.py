@@ -151,15 +151,19 @@ async def test_an_idle_session_expires() -> None:
 
 
 @http_test
-async def test_sessions_past_the_cap_get_503() -> None:
+async def test_past_the_cap_of_busy_sessions_a_new_one_gets_503() -> None:
+    # (Idle sessions give way instead: tests/transports/test_http_server_sessions.py.)
     server, _ = build_test_server()
-    limits = HttpLimits(max_sessions=2)
+    limits = HttpLimits(max_sessions=1)
     async with (
         running_server(server, limits=limits) as running,
         await RawConnection.open(running.port) as http,
+        await RawConnection.open(running.port) as streaming,
     ):
         first = await Session.open(http)
-        await Session.open(http)
+        get = {**first.headers(), "Accept": "text/event-stream"}
+        await streaming.send(streaming.encode("GET", headers=get))
+        assert (await streaming.read_head()).status == 200  # busy: its stream is open
         refused = await http.request(headers=POST_HEADERS, body=initialize())
         assert refused.status == 503
         await http.request("DELETE", headers={"Mcp-Session-Id": first.id})

@@ -179,14 +179,20 @@ async def test_busy_handlers_stop_the_reader_until_one_finishes() -> None:
     out = RecordingStream()
     writer = MessageWriter(out)
     driver = ServerDriver(
-        server, server.connection(), writer, frame=lambda m: m + b"\n", max_handlers=2
+        server,
+        server.connection(),
+        writer,
+        frame=lambda m: m + b"\n",
+        max_handlers=2,
+        max_waiting=1,
     )
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
         nursery.start_soon(functools.partial(driver.serve, aiter(script), grace=1.0))
         await trio.testing.wait_all_tasks_blocked()
-        # Two handlers run; the third request was read and waits for a slot; the
-        # fourth is not read at all: that is the backpressure.
+        # Two handlers run; the third request was read and waits for a slot, which
+        # fills the queue of waiting requests; the fourth is not read at all: that is
+        # the backpressure.
         assert sorted(started) == ["0", "1"]
         assert script.pulled == 3
         gate.set()

@@ -492,7 +492,7 @@ async def test_a_thousand_concurrent_calls_on_one_connection() -> None:
 
 
 @trio_test
-async def test_past_the_handler_cap_the_server_stops_reading_until_one_finishes() -> None:
+async def test_past_the_handler_cap_requests_wait_until_one_finishes() -> None:
     server, _ = build_test_server()
     started: list[int] = []
     release = trio.Event()
@@ -511,8 +511,8 @@ async def test_past_the_handler_cap_the_server_stops_reading_until_one_finishes(
         for number in (1, 2, 3):
             arguments = {"name": "hold", "arguments": {"number": number}}
             await ws.send_json(modern_request(number, "tools/call", arguments))
-        # Everything settles with two handlers running and the third request unread:
-        # the backpressure of the shared runtime (its reader waits for a slot).
+        # Everything settles with two handlers running and the third request waiting
+        # for a slot (the shared runtime's reader stops once its queue is full).
         # (The first two start in either order: trio runs a batch of tasks shuffled.)
         await trio.testing.wait_all_tasks_blocked(0.1)
         assert sorted(started) == [1, 2]

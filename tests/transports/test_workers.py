@@ -86,6 +86,27 @@ async def test_a_job_cancelled_before_it_starts_never_runs() -> None:
 
 
 @trio_run
+async def test_a_job_cancelled_before_it_starts_is_given_to_abandon_instead() -> None:
+    recorder = Recorder()
+    abandoned: list[str] = []
+
+    async def abandon(name: str) -> None:
+        abandoned.append(name)  # (what the job held is given back here)
+
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(nursery, recorder.run, key=str, abandon=abandon)
+        pool.submit("a")
+        pool.submit("b")
+        assert pool.cancel("a")
+        recorder.gate("b").set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert [name for name, _ in recorder.ran] == ["b"]
+        assert abandoned == ["a"]
+        assert pool.running == 0
+        nursery.cancel_scope.cancel()
+
+
+@trio_run
 async def test_idle_workers_beyond_the_limit_exit() -> None:
     recorder = Recorder()
     async with trio.open_nursery() as nursery:

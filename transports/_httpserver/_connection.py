@@ -1,9 +1,11 @@
 """One TCP connection: HTTP/1.1 with h11, one request at a time, in order.
 
 The connection's **main task** reads a request (head and whole body, within the limits:
-431 for an oversized or overfull head, 413 for a body past the limit), answers it
-through the application, starts h11's next cycle, and reads the next one, which may be
-pipelined in h11's buffer already. A fast request costs no other task any work.
+431 for an oversized or overfull head, 413 for a body past the limit, or for one that
+would take the process past its budget for partial messages, `transports._partial`),
+answers it through the application, starts h11's next cycle, and reads the next one,
+which may be pipelined in h11's buffer already. A fast request costs no other task any
+work.
 
 A second task, the **watcher**, sleeps on an alarm whose deadline the main task moves:
 
@@ -61,6 +63,7 @@ from transports._httpserver._limits import (
 from transports._httpserver._reply import Reply
 from transports._httpserver._request import HttpRequest
 from transports._httpwire import Header, encode_response, keeps_alive
+from transports._partial import PARTIAL_BUDGET, PARTIAL_RETRY_AFTER, MessageBuffer, PartialBudget
 
 __all__ = [
     "LINGER_BYTES",
@@ -92,13 +95,23 @@ Application = Callable[[HttpRequest, Reply, "HttpConnection"], Awaitable[None]]
 
 
 class _Refusal:
-    """A request that can't be served: answer ``status`` and close."""
+    """A request that can't be served: answer ``status`` (with ``headers``) and close."""
 
-    __slots__ = ("message", "status")
+    __slots__ = ("headers", "message", "status")
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Sequence[Header] = ()) -> None:
         self.status = status
         self.message = message
+        self.headers = headers
+
+
+#: A body the process can't hold now (`transports._partial`): "if the condition is
+#: temporary, the server SHOULD generate a Retry-After" (RFC 9110 §15.5.14).
+_BUSY: Final = _Refusal(
+    413,
+    "Request body too large for now: too many large requests at once, retry later",
+    [(b"retry-after", str(PARTIAL_RETRY_AFTER).encode())],
+)
 
 
 class _Incomplete:
@@ -126,6 +139,14 @@ class HttpConnection:
         modern: Slot for the 2026-07-28 handler's `mcpcore.Connection` of this client.
         nudge: Called `NUDGE_DELAY` after the request being answered began, if it is
             still running then (set by the answer; cleared when the request ends).
+
+    Args:
+        stream: The client's connection.
+        application: What answers each request.
+        limits: The server's limits.
+        busy_poll: See `transports.DEFAULT_BUSY_POLL`.
+        budget: Where a body's bytes beyond `transports._partial.PARTIAL_FLOOR` are
+            reserved while it arrives (the process's, by default).
     """
 
     def __init__(
@@ -135,6 +156,7 @@ class HttpConnection:
         limits: HttpLimits,
         *,
         busy_poll: float = 0.0,
+        budget: PartialBudget = PARTIAL_BUDGET,
     ) -> None:
         self.limits = limits
         self.h11 = self._new_h11()
@@ -153,8 +175,7 @@ class HttpConnection:
         # The request being read.
         self._head: h11.Request | None = None
         self._fields: list[tuple[bytes, bytes]] = []  # its header fields
-        self._body: list[bytes] = []
-        self._body_size = 0
+        self._body = MessageBuffer(budget)
         self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
         self._leftover = False  # pipelined bytes of the next request are in h11's buffer
         self._method = b""  # of the request being read or answered (once its head is in)
@@ -214,6 +235,7 @@ class HttpConnection:
                 nursery.cancel_scope.cancel()
         finally:
             polling.close()
+            self._body.clear()  # (a body cut short: its share of the budget goes back)
             for callback in self._closers:
                 callback()
             self._closers.clear()
@@ -350,7 +372,9 @@ class HttpConnection:
         with contextlib.suppress(
             h11.LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError
         ):
-            await Reply(self).refuse(refusal.status, refusal.message, close=True)
+            await Reply(self).refuse(
+                refusal.status, refusal.message, headers=refusal.headers, close=True
+            )
 
     async def _send_continue(self) -> None:
         await self.lock()
@@ -506,8 +530,8 @@ class HttpConnection:
     def _advance(self) -> _Parsed:
         """Read h11's buffer up to the next whole request; _INCOMPLETE when it is not.
 
-        Refusals: 431 (head too large or too many fields), 413 (body too large), 400
-        (anything h11 can't parse).
+        Refusals: 431 (head too large or too many fields), 413 (body too large, or
+        more than the process can hold now), 400 (anything h11 can't parse).
         """
         h = self.h11
         limits = self.limits
@@ -529,16 +553,19 @@ class HttpConnection:
                     ):
                         return _Refusal(431, "Request header fields too large")
                     declared = _content_length(fields)
-                    if declared is not None and declared > limits.max_body_size:
-                        return _Refusal(413, "Request body too large")
+                    if declared is not None:
+                        if declared > limits.max_body_size:
+                            return _Refusal(413, "Request body too large")
+                        if not self._body.expect(declared):
+                            return _BUSY  # (before the client sends it)
                     self._head = event
                     self._fields = fields
                     self._method = event.method
                 elif isinstance(event, h11.Data):
-                    self._body_size += len(event.data)
-                    if self._body_size > limits.max_body_size:
+                    if self._body.size + len(event.data) > limits.max_body_size:
                         return _Refusal(413, "Request body too large")
-                    self._body.append(bytes(event.data))
+                    if not self._body.add(event.data):
+                        return _BUSY  # (a chunked body, reserved as it comes)
                 elif isinstance(event, h11.EndOfMessage):
                     return self._complete_request()
                 elif isinstance(event, h11.ConnectionClosed):
@@ -551,10 +578,8 @@ class HttpConnection:
     def _complete_request(self) -> HttpRequest:
         head = self._head
         assert head is not None
-        body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+        body = self._body.take()
         self._head = None
-        self._body = []
-        self._body_size = 0
         self._partial = _NOTHING
         self._keep_alive = keeps_alive(head.http_version, self._fields)
         return HttpRequest(

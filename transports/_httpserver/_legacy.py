@@ -1,9 +1,13 @@
 """Legacy Streamable HTTP (2025-03-26 … 2025-11-25): sessions, answer streams, resumption.
 
-* ``POST`` with ``initialize`` and no ``Mcp-Session-Id`` opens a session (503 when the
-  server holds `HttpLimits.max_sessions`); every other request needs the header ("(S)
-  that requires it SHOULD return 400 when it is missing") and gets 404 for a session
-  that does not exist, or no longer does ("after which it MUST return 404").
+* ``POST`` with ``initialize`` and no ``Mcp-Session-Id`` opens a session (at
+  `HttpLimits.max_sessions`, an idle one is evicted for it; 503 only when all are
+  busy: see `transports._httpserver._sessions` for the whole policy); every other
+  request needs the header ("(S) that requires it SHOULD return 400 when it is
+  missing") and gets 404 for a session that does not exist, or no longer does ("after
+  which it MUST return 404"): closed, expired (unused for
+  `HttpLimits.session_idle_timeout`, or never used after ``initialize`` for
+  `HttpLimits.session_handshake_timeout`), or evicted.
 * A POST of requests is answered as an event stream (`transports._httpserver._streams`)
   that carries, in order, what the handlers send about those requests: notifications,
   and the server's own requests to the client ("on the triggering POST's SSE stream",
@@ -196,6 +200,7 @@ class LegacyEndpoint:
         self.sessions: SessionTable[LegacySession] = SessionTable(
             limit=limits.max_sessions,
             idle_timeout=limits.session_idle_timeout,
+            handshake_timeout=limits.session_handshake_timeout,
             on_close=self._forget,
         )
 
@@ -252,16 +257,13 @@ class LegacyEndpoint:
             reply.stream_headers = [session.header()]
         elif session.primes:
             first = encode_event(b"", id=await stream.prime(), retry=retry_ms)
-        for event in requests:
-            await session.start(event, _StreamOutbound(session, stream, self._store_waits))
+        await session.start_all(requests, _StreamOutbound(session, stream, self._store_waits))
         await self._pump(reply, session, stream, sink, first, gather=True, undecided=undecided)
 
     async def _open(self, principal: str | None) -> LegacySession | None:
         sessions = self.sessions
-        if not sessions.has_room():
-            await sessions.sweep()
-            if not sessions.has_room():
-                return None
+        if not await sessions.make_room():
+            return None  # every session is busy
         session = LegacySession(
             sessions.new_id(),
             self._server,

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from transports._partial import MAX_PARTIAL_BYTES
+
 __all__ = [
     "BODY_TIMEOUT",
     "HEADER_TIMEOUT",
@@ -17,11 +19,13 @@ __all__ = [
     "MAX_CONNECTIONS",
     "MAX_HEADER_COUNT",
     "MAX_HEADER_SIZE",
+    "MAX_PARTIAL_BYTES",
     "MAX_PIPELINED_BYTES",
     "MAX_SESSIONS",
     "MAX_SESSION_HANDLERS",
     "MAX_STREAM_BACKLOG",
     "READ_SIZE",
+    "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",
     "SSE_KEEPALIVE_INTERVAL",
     "SSE_RETRY_MS",
@@ -31,6 +35,8 @@ __all__ = [
 
 #: Bytes of request body accepted (413 past it): the TypeScript SDK's limit. A JSON-RPC
 #: request is rarely over a few kilobytes; this leaves room for large tool arguments.
+#: Bodies being received also share the process's budget for partial messages
+#: (`transports.MAX_PARTIAL_BYTES`): past it a large one gets 413 with Retry-After.
 MAX_BODY_SIZE: Final = 4 * 1024 * 1024
 #: Bytes of request line and headers together (431 past it): h11's default, and about
 #: what nginx (8 KiB per line, 4 lines) and node (16 KiB) allow.
@@ -65,12 +71,23 @@ SSE_KEEPALIVE_INTERVAL: Final = 15.0
 #: The ``retry:`` (milliseconds) of the priming event that opens a legacy stream
 #: (2025-11-25 SSE polling): how long a client waits before resuming a closed stream.
 SSE_RETRY_MS: Final = 1000
-#: Legacy sessions held at once (503 for a new one past it): the Python SDK bounds them
-#: too (``max_sessions``). Each holds a Connection and its streams' events.
+#: Legacy sessions held at once: the Python SDK bounds them too (``max_sessions``).
+#: Each holds a Connection and its streams' events. At the cap a new client still gets
+#: a session: an idle one (no open stream, nothing in flight) is evicted for it, those
+#: whose handshake never completed first, then the least recently used; only when
+#: every session is busy does a new client get 503. An evicted session's id gets 404,
+#: which tells its client to start a new session (2025-03-26 basic/transports).
 MAX_SESSIONS: Final = 1024
 #: Seconds a legacy session may stay unused (no request, no open stream) before it
 #: expires (404 afterwards): clients that vanish without DELETE free their session.
 SESSION_IDLE_TIMEOUT: Final = 30 * 60.0
+#: Seconds a legacy session may wait for its handshake to complete, that is for its
+#: client to come back with its id (``notifications/initialized``, or any request),
+#: before it expires. SDK clients send ``notifications/initialized`` as soon as the
+#: ``initialize`` answer arrives; sessions opened by a flood of ``initialize`` requests
+#: and never used are gone within this, instead of holding the table for
+#: `SESSION_IDLE_TIMEOUT`.
+SESSION_HANDSHAKE_TIMEOUT: Final = 30.0
 #: Requests of one legacy session handled at once; past it, further request POSTs wait
 #: (backpressure, as the stdio runtime stops reading).
 MAX_SESSION_HANDLERS: Final = 64
@@ -85,6 +102,10 @@ class HttpLimits:
 
     Attributes:
         max_body_size: See `MAX_BODY_SIZE`.
+        max_partial_bytes: Bytes all connections of the process together may hold in
+            bodies (and WebSocket messages) not yet complete, beyond 64 KiB each
+            (`transports.MAX_PARTIAL_BYTES`; one budget per process, the smallest
+            setting of the servers running applies).
         max_header_size: See `MAX_HEADER_SIZE`.
         max_header_count: See `MAX_HEADER_COUNT`.
         header_timeout: See `HEADER_TIMEOUT`.
@@ -96,11 +117,13 @@ class HttpLimits:
         sse_retry_ms: See `SSE_RETRY_MS`.
         max_sessions: See `MAX_SESSIONS`.
         session_idle_timeout: See `SESSION_IDLE_TIMEOUT`.
+        session_handshake_timeout: See `SESSION_HANDSHAKE_TIMEOUT`.
         max_session_handlers: See `MAX_SESSION_HANDLERS`.
         max_stream_backlog: See `MAX_STREAM_BACKLOG`.
     """
 
     max_body_size: int = MAX_BODY_SIZE
+    max_partial_bytes: int = MAX_PARTIAL_BYTES
     max_header_size: int = MAX_HEADER_SIZE
     max_header_count: int = MAX_HEADER_COUNT
     header_timeout: float = HEADER_TIMEOUT
@@ -112,6 +135,7 @@ class HttpLimits:
     sse_retry_ms: int = SSE_RETRY_MS
     max_sessions: int = MAX_SESSIONS
     session_idle_timeout: float = SESSION_IDLE_TIMEOUT
+    session_handshake_timeout: float = SESSION_HANDSHAKE_TIMEOUT
     max_session_handlers: int = MAX_SESSION_HANDLERS
     max_stream_backlog: int = MAX_STREAM_BACKLOG
 

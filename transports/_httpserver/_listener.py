@@ -31,7 +31,8 @@ from transports._httpserver._event_store import EventStore, MemoryEventStore
 from transports._httpserver._limits import HttpLimits
 from transports._httpserver._reply import REPLY_MODES, ReplyMode
 from transports._httpserver._router import Router
-from transports._httpserver._sessions import Call, call_key, run_call
+from transports._httpserver._sessions import Call, abandon_call, call_key, run_call
+from transports._partial import apply_budget
 from transports._serving import SECRET_SIZE
 from transports._websocket._limits import WebSocketLimits
 from transports._websocket._upgrade import WebSocketUpgrade
@@ -118,14 +119,17 @@ async def serve_http(
         raise ValueError(f"replies must be one of {', '.join(REPLY_MODES)}")
     server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
     limits = limits or HttpLimits()
+    budget = limits.max_partial_bytes
     upgrade = None
     if websocket is not False:
         ws_limits = websocket if isinstance(websocket, WebSocketLimits) else WebSocketLimits()
         upgrade = WebSocketUpgrade(server, ws_limits)
+        budget = min(budget, ws_limits.max_partial_bytes)  # (its upgrades draw on it too)
     report = on_error or print_error
     listeners = await trio.open_tcp_listeners(port, host=host)
     async with trio.open_nursery() as nursery:
-        pool: WorkerPool[Call] = WorkerPool(nursery, run_call, call_key)
+        await nursery.start(apply_budget, budget)
+        pool: WorkerPool[Call] = WorkerPool(nursery, run_call, call_key, abandon=abandon_call)
         router = Router(
             server,
             path=path,

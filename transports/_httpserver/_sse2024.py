@@ -157,6 +157,5 @@ class Sse2024Endpoint:
             except ConnectionError:
                 await reply.refuse(404, "Not Found: the session's stream is closed")
                 return
-        for event in requests:
-            await session.start(event, session)
+        await session.start_all(requests, session)
         await reply.respond(202, _PLAIN, b"Accepted")

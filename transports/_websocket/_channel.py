@@ -8,7 +8,9 @@ through one `transports._writer.MessageWriter`, framing each message with `frame
 What comes in goes through wsproto's frame parser (a Connection in the OPEN state):
 
 * a text message is one JSON-RPC message; its fragments are put together, as long as
-  the whole stays within ``max_message_size`` (1009 "message too big" past it);
+  the whole stays within ``max_message_size`` (1009 "message too big" past it) and,
+  on a server, within the process's budget for partial messages (1009 as well,
+  `transports._partial`), in a `transports._partial.MessageBuffer`;
 * a binary message closes the connection with 1003 "unsupported data": JSON-RPC
   messages are UTF-8 text (the TypeScript and Python SDKs send text frames only);
 * invalid UTF-8, a bad frame, a reserved bit: wsproto's verdict (1007, 1002), sent back
@@ -48,16 +50,19 @@ from wsproto.events import (
 from wsproto.frame_protocol import CloseReason
 from wsproto.utilities import LocalProtocolError
 
+from transports._partial import MessageBuffer, PartialBudget
 from transports._websocket._frames import ClientFrames, server_text_frame
 from transports._websocket._limits import READ_SIZE, WebSocketLimits
 from transports._websocket._socketio import direct_writer, read_some
 from transports._writer import MessageWriter
 
-__all__ = ["CLOSE_REASON_SIZE", "WebSocketChannel", "describe_close"]
+__all__ = ["BUSY_REASON", "CLOSE_REASON_SIZE", "WebSocketChannel", "describe_close"]
 
 #: Bytes of a close reason we keep from the peer (a control frame's payload is at most
 #: 125 bytes, RFC 6455 §5.5; 123 of them are the reason).
 CLOSE_REASON_SIZE: Final = 123
+#: The reason of the 1009 closing a message the process has no budget for now.
+BUSY_REASON: Final = "message too big for now: too many large messages at once"
 #: What the close codes we send or commonly receive mean, for error messages.
 _CODE_NAMES: Final[dict[int, str]] = {
     CloseReason.NORMAL_CLOSURE: "normal closure",
@@ -87,6 +92,9 @@ class WebSocketChannel:
         stream: The connection, its opening handshake done.
         protocol: wsproto's frame protocol for it (``ConnectionState.OPEN``).
         limits: The message size, ping interval, pong and write timeouts.
+        budget: Where a message's bytes beyond `transports._partial.PARTIAL_FLOOR` are
+            reserved while it is put together (a server's: the process's; None for a
+            client).
 
     Attributes:
         peer_close: The code and reason of the peer's Close frame, once one came.
@@ -101,6 +109,8 @@ class WebSocketChannel:
         stream: trio.abc.Stream,
         protocol: Connection,
         limits: WebSocketLimits,
+        *,
+        budget: PartialBudget | None = None,
     ) -> None:
         self._stream = stream
         self._protocol = protocol
@@ -118,8 +128,8 @@ class WebSocketChannel:
         self._pong_timeout = limits.pong_timeout
         self._text_frame = ClientFrames() if protocol.client else server_text_frame
         self._events: Iterator[Event] = protocol.events()  # (what came with the handshake)
-        self._parts: list[bytes] = []  # the fragments of a message being put together
-        self._size = 0  # their bytes
+        self._message = MessageBuffer(budget)  # a message being put together
+        self._refusal = ""  # why the message being put together was refused, if it was
         self._closing = False  # our Close frame is out (or we gave up): no more frames
         self._ended = False  # nothing more will be read
         self._done = trio.Event()  # set when _ended is
@@ -228,10 +238,12 @@ class WebSocketChannel:
         """Handle the next event, reading first if none is waiting; a message it completed."""
         for event in self._events:
             if type(event) is TextMessage:
+                if self._closing:
+                    return None  # (our Close is out: what still comes is only read past)
                 message = self._text(event)
                 if message is None:
-                    if self._size > self._max_size:
-                        await self._fail(CloseReason.MESSAGE_TOO_BIG, "message too big")
+                    if self._refusal:
+                        await self._fail(CloseReason.MESSAGE_TOO_BIG, self._refusal)
                     return None
                 self._delivered += 1
                 if self._delivered > 1:
@@ -255,23 +267,27 @@ class WebSocketChannel:
         return None
 
     def _text(self, event: TextMessage) -> bytes | None:
-        """Add a text frame (or part of one); the whole message once it is complete."""
+        """Add a text frame (or part of one); the whole message once it is complete.
+
+        None otherwise, with `_refusal` set if the message must be refused (the caller
+        closes; what was held is dropped).
+        """
         data = event.data.encode()
-        if event.message_finished and not self._parts:
+        message = self._message
+        if event.message_finished and not message.size:
             if len(data) > self._max_size:
-                self._size = len(data)
+                self._refusal = "message too big"
                 return None
-            return data
-        self._size += len(data)
-        if self._size > self._max_size:
-            return None  # (the caller closes; what we held is dropped)
-        self._parts.append(data)
+            return data  # (whole in one piece: at most one read, within the floor)
+        if message.size + len(data) > self._max_size:
+            self._refusal = "message too big"
+            return None
+        if not message.add(data):
+            self._refusal = BUSY_REASON
+            return None
         if not event.message_finished:
             return None
-        message = b"".join(self._parts)
-        self._parts = []
-        self._size = 0
-        return message
+        return message.take()
 
     async def _control(self, event: Event) -> None:
         if isinstance(event, Ping):
@@ -298,11 +314,16 @@ class WebSocketChannel:
 
     async def _fail(self, code: int, reason: str) -> None:
         """The peer broke a rule: our Close frame with ``code``; the messages end."""
-        self._parts = []
-        self._size = 0
+        self._message.clear()
+        self._refusal = ""
         await self.close(code, reason)
 
+    def release(self) -> None:
+        """Drop a message being put together (the connection is over, or going)."""
+        self._message.clear()
+
     def _end(self, lost: str | None = None) -> None:
+        self._message.clear()  # (nothing more of it will come)
         if not self._ended:
             self._ended = True
             if self.peer_close is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from transports._partial import MAX_PARTIAL_BYTES
 from transports._serving import MAX_CONCURRENT_HANDLERS
 from transports._writer import WRITE_TIMEOUT
 
@@ -28,7 +29,9 @@ __all__ = [
 #: Bytes of one JSON-RPC message (one text message, its fragments put together); past
 #: it the connection is closed with 1009 "message too big" (RFC 6455 §7.4.1). The same
 #: bound as a stdio line (`mcpcore.framing.MAX_MESSAGE_SIZE`): a large resource read
-#: fits, and a peer can make us hold at most this much per connection.
+#: fits, and a peer can make us hold at most this much per connection. A server's
+#: messages being put together also share the process's budget for partial messages
+#: (`transports.MAX_PARTIAL_BYTES`): past it, 1009 too.
 MAX_MESSAGE_SIZE: Final = 16 * 1024 * 1024
 #: Seconds without a byte from the peer before we send a ping. Proxies commonly cut
 #: idle connections after 60 s (nginx ``proxy_read_timeout``); the ``websockets``
@@ -62,6 +65,10 @@ class WebSocketLimits:
 
     Attributes:
         max_message_size: See `MAX_MESSAGE_SIZE`.
+        max_partial_bytes: Bytes all server connections of the process together may
+            hold in messages not yet complete, beyond 64 KiB each
+            (`transports.MAX_PARTIAL_BYTES`, shared with HTTP; the smallest setting of
+            the servers running applies). Not used by clients.
         ping_interval: See `PING_INTERVAL`.
         pong_timeout: See `PONG_TIMEOUT`.
         handshake_timeout: See `HANDSHAKE_TIMEOUT`.
@@ -75,6 +82,7 @@ class WebSocketLimits:
     """
 
     max_message_size: int = MAX_MESSAGE_SIZE
+    max_partial_bytes: int = MAX_PARTIAL_BYTES
     ping_interval: float = PING_INTERVAL
     pong_timeout: float = PONG_TIMEOUT
     handshake_timeout: float = HANDSHAKE_TIMEOUT

@@ -39,6 +39,7 @@ from transports._httpserver._gate import EndpointGate
 from transports._httpserver._limits import HttpLimits
 from transports._httpserver._reply import Reply
 from transports._httpserver._request import HttpRequest
+from transports._partial import apply_budget
 from transports._serving import SECRET_SIZE
 from transports._websocket._limits import MAX_HANDSHAKE_SIZE, WebSocketLimits
 from transports._websocket._upgrade import WebSocketUpgrade, is_websocket_upgrade
@@ -110,6 +111,7 @@ async def serve_websocket(
     )
     listeners = await trio.open_tcp_listeners(port, host=host)
     async with trio.open_nursery() as nursery:
+        await nursery.start(apply_budget, limits.max_partial_bytes)
         open_connections = trio.Semaphore(limits.max_connections)
 
         async def serve_one(stream: trio.SocketStream) -> None:

@@ -27,6 +27,7 @@ from wsproto.connection import Connection
 from wsproto.frame_protocol import CloseReason
 
 from mcpcore.server import Server
+from transports._partial import PARTIAL_BUDGET
 from transports._serving import ServerDriver
 from transports._websocket._channel import WebSocketChannel
 from transports._websocket._limits import WebSocketLimits
@@ -51,7 +52,7 @@ async def serve_channel(
         limits: The connection's limits.
         principal: Who the bearer token speaks for, when authorization is on.
     """
-    channel = WebSocketChannel(stream, protocol, limits)
+    channel = WebSocketChannel(stream, protocol, limits, budget=PARTIAL_BUDGET)
     writer = channel.writer
     try:
         async with trio.open_nursery() as nursery:
@@ -74,6 +75,7 @@ async def serve_channel(
             await writer.aclose(flush_timeout=limits.close_timeout)
             nursery.cancel_scope.cancel()
     finally:
+        channel.release()  # (a message cut short: its share of the budget goes back)
         if channel.dead:
             await _say_goodbye(stream, channel, CloseReason.INTERNAL_ERROR, "ping timeout", limits)
         elif not channel.closing and not channel.ended:
