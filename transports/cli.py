@@ -28,6 +28,9 @@ NO_BENCHMARKS = (
     "installation does not include; in a checkout run pip install -e '.[bench]', then "
     "mcpcore bench (or python -m bench)"
 )
+#: The exit status of a command interrupted by Ctrl+C before it began serving (128 + SIGINT,
+#: as shells report it); once serving, Ctrl+C is the way to stop, and the status is 0.
+INTERRUPTED = 130
 #: How the benchmarks' dependencies are installed (in a checkout).
 BENCH_EXTRA = "pip install -e '.[bench]'"
 
@@ -112,7 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # argparse refuses any other name.
     assert arguments.command == "serve"
-    return run_serve_command(arguments)
+    try:
+        return run_serve_command(arguments)
+    except KeyboardInterrupt:  # Ctrl+C before serving began (while a large folder is read)
+        return INTERRUPTED
 
 
 def _without_the_extra(argv: Sequence[str], error: ImportError) -> int:
