@@ -41,6 +41,7 @@ from mcpcore import (
 from mcpcore.framing import OversizedMessage
 from mcpcore.server import Server
 from mcpcore.types import RequestId
+from transports._requestlog import answer, log_protocol_error
 from transports._workers import WorkerPool
 from transports._writer import MessageWriter
 
@@ -154,6 +155,7 @@ class ServerDriver:
                 waiter.set(event)
         elif isinstance(event, InvalidMessage):
             if event.reply is not None:
+                log_protocol_error(event.reply)
                 await self._write(event.reply)
         elif isinstance(event, NotificationReceived):
             await self._server.handle_notification(self._connection, event)
@@ -164,6 +166,7 @@ class ServerDriver:
         reply = jsonrpc.encode_error_response(
             None, jsonrpc.INVALID_REQUEST, f"Message too large (limit {message.limit} bytes)"
         )
+        log_protocol_error(reply)
         await self._write(reply)
 
     # ----------------------------------------------------------------- handlers
@@ -171,8 +174,8 @@ class ServerDriver:
     async def _handle(self, job: _Request) -> None:
         """Answer one request (in a worker task, under a scope that is its alone)."""
         try:
-            reply = await self._server.handle_request(
-                self._connection, job.event, job, principal=self._principal
+            reply = await answer(
+                self._server, self._connection, job.event, job, principal=self._principal
             )
             if reply is not None:
                 await self._writer.send(self._frame(reply))  # (`_write`, one call less)
