@@ -40,6 +40,7 @@ from mcpcore import (
 )
 from mcpcore.server import Server
 from mcpcore.types import RequestId
+from transports._requestlog import answer
 from transports._workers import WorkerPool
 
 __all__ = ["SESSION_ID_BYTES", "Answer", "Call", "CallOutbound", "Session", "SessionTable"]
@@ -239,8 +240,8 @@ async def run_call(call: Call) -> None:
     session, event, outbound = call.session, call.event, call.outbound
     reply: bytes | None = None
     try:
-        reply = await session.server.handle_request(
-            session.connection, event, outbound, principal=session.principal
+        reply = await answer(
+            session.server, session.connection, event, outbound, principal=session.principal
         )
     except ConnectionError:
         pass  # the client is gone: nobody to answer
