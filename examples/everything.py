@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import logging
 import struct
 import sys
 import zlib
@@ -502,7 +503,14 @@ def main(argv: list[str] | None = None) -> int:
     from transports._listening import add_listening_options
 
     add_listening_options(parser, default_host="127.0.0.1", default_port=3001)
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log each request and refusal to stderr"
+    )
     arguments = parser.parse_args(argv)
+    if arguments.verbose:
+        logging.basicConfig(
+            level=logging.DEBUG, stream=sys.stderr, format="everything.py: %(message)s"
+        )
     import trio
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: the way to stop it

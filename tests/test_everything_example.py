@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import subprocess
 from contextlib import AbstractContextManager
@@ -106,3 +107,17 @@ def test_on_every_interface_it_prints_each_url_and_warns_without_a_token() -> No
     assert set(others) <= set(out.splitlines())
     assert all(other.startswith("  and at http://") for other in out.splitlines())
     assert err == ""
+
+
+def test_verbose_logs_each_request_to_stderr() -> None:
+    with everything("--transport", "stdio", "-v") as process:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write('{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n')
+        process.stdin.flush()
+        read_line(process, process.stdout)
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=START_TIMEOUT)
+        out, err = stopped_output(process)
+    assert out == ""
+    assert re.fullmatch(r"everything\.py: request 1 ping: ok in \d+\.\d ms\n", err), err
