@@ -57,6 +57,9 @@ def test_serve_help_shows_every_option_and_examples(capsys: pytest.CaptureFixtur
         "--stdio",
         "--host",
         "--port",
+        "--allow-host",
+        "--token",
+        "MCPCORE_TOKEN",
         "--include-hidden",
         "--max-file-size",
     ):
