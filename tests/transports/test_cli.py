@@ -143,3 +143,16 @@ def test_without_the_trio_extra_the_transports_name_the_extra(tmp_path: Path) ->
     assert ran.returncode == 1
     assert ran.stderr.splitlines()[-1].startswith("ImportError: transports.serve_http: needs ")
     assert ran.stderr.splitlines()[-1].endswith(INSTALL_HINT)
+
+
+def test_ctrl_c_before_serving_begins_is_a_quiet_exit_130(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # (Ctrl+C while a large folder is still being read: before trio runs.)
+    from transports._folder import _command
+
+    def interrupted(arguments: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_command, "run_serve_command", interrupted)
+    assert main(["serve", str(tmp_path)]) == 130
