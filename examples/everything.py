@@ -9,12 +9,15 @@ both serve it.
 
     python examples/everything.py --transport stdio
     python examples/everything.py --transport http --port 3001   # http://127.0.0.1:3001/mcp
+    python examples/everything.py --transport ws --port 3001     # ws://127.0.0.1:3001/ws
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
+import logging
 import struct
 import sys
 import zlib
@@ -490,34 +493,76 @@ def _json(value: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Serve the everything server over the transport named on the command line."""
+    """Serve the everything server over the transport named on the command line.
+
+    Over HTTP and WebSocket the URLs it serves go to stdout; over stdio, stdout is the
+    protocol's. Ctrl+C or SIGTERM stops it (status 0).
+    """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transport", choices=["stdio", "http", "ws"], default="stdio")
-    parser.add_argument("--port", type=int, default=3001)
-    parser.add_argument("--host", default="127.0.0.1")
+    from transports._listening import add_listening_options
+
+    add_listening_options(parser, default_host="127.0.0.1", default_port=3001)
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log each request and refusal to stderr"
+    )
     arguments = parser.parse_args(argv)
+    if arguments.verbose:
+        logging.basicConfig(
+            level=logging.DEBUG, stream=sys.stderr, format="everything.py: %(message)s"
+        )
     import trio
 
-    if arguments.transport == "ws":
-        from transports import serve_websocket
-
-        # Serves ws://HOST:PORT/ws (subprotocol "mcp"), both eras, until killed.
-        server = build_server(trio.sleep)
-        trio.run(partial(serve_websocket, server, host=arguments.host, port=arguments.port))
-        return 0
-
-    if arguments.transport == "http":
-        from transports import serve_http
-
-        # Serves http://HOST:PORT/mcp, both eras, until killed.
-        server = build_server(trio.sleep)
-        trio.run(partial(serve_http, server, host=arguments.host, port=arguments.port))
-        return 0
-
-    from transports import serve_stdio
-
-    trio.run(serve_stdio, build_server(trio.sleep))
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: the way to stop it
+        trio.run(_serve, arguments)
     return 0
+
+
+async def _serve(arguments: argparse.Namespace) -> None:
+    import trio
+
+    from transports import serve_http, serve_stdio, serve_websocket
+    from transports._listening import (
+        allowed_hosts,
+        exposure_warning,
+        first_url,
+        listening_urls,
+        token_auth,
+    )
+    from transports._stopping import raise_sole, stop_on_terminate
+
+    server = build_server(trio.sleep)
+    try:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(stop_on_terminate, nursery.cancel_scope, lambda: None)
+            if arguments.transport == "stdio":
+                await serve_stdio(server)
+                nursery.cancel_scope.cancel()
+                return
+            # Serves http://HOST:PORT/mcp (which takes WebSocket upgrades too) or
+            # ws://HOST:PORT/ws (subprotocol "mcp"), both eras, until stopped.
+            auth = token_auth(arguments.token)
+            serve: Any = serve_http if arguments.transport == "http" else serve_websocket
+            port = await nursery.start(
+                partial(
+                    serve,
+                    server,
+                    host=arguments.host,
+                    port=arguments.port,
+                    allowed_hosts=allowed_hosts(arguments.host, arguments.allow_host),
+                    auth=auth,
+                )
+            )
+            scheme, path = ("http", "/mcp") if arguments.transport == "http" else ("ws", "/ws")
+            url = first_url(scheme, arguments.host, port, path)
+            print(f"Serving the everything server at {url}", flush=True)
+            for other in listening_urls(url, arguments.host)[1:]:
+                print(f"  and at {other}", flush=True)
+            warning = exposure_warning(arguments.host, auth)
+            if warning is not None:
+                print(warning, file=sys.stderr, flush=True)
+    except BaseException as exc:
+        raise_sole(exc)
 
 
 if __name__ == "__main__":

@@ -5,70 +5,89 @@ bytes: every protocol decision is made by `mcpcore.Connection`. `serve_folder` (
 ``mcpcore serve`` command) serves a folder's files over any of them.
 """
 
-from transports._admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
-from transports._busypoll import DEFAULT_BUSY_POLL
-from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
-from transports._client_errors import ConnectionClosedError, ServerExitedError
-from transports._client_notifications import (
-    MAX_LISTEN_BACKLOG,
-    MAX_QUEUED_NOTIFICATIONS,
-    NotificationCallback,
-    Subscription,
-)
-from transports._client_routing import MAX_SERVER_REQUESTS
-from transports._client_transport import ClientTransport
-from transports._folder import (
-    DEFAULT_MAX_FILE_SIZE,
-    MAX_LISTED_FILES,
-    Folder,
-    FolderTransport,
-    build_folder_server,
-    serve_folder,
-    watch_folder,
-)
-from transports._httpclient import (
-    CONNECT_TIMEOUT,
-    MAX_CLIENT_CONNECTIONS,
-    MAX_IDLE_CONNECTIONS,
-    HttpAuth,
-    HttpClient,
-    HttpStatusError,
-    open_http_client,
-)
-from transports._httpserver import (
-    BODY_TIMEOUT,
-    HEADER_TIMEOUT,
-    KEEPALIVE_TIMEOUT,
-    MAX_BODY_SIZE,
-    MAX_CONNECTIONS,
-    MAX_HEADER_COUNT,
-    MAX_HEADER_SIZE,
-    MAX_SESSIONS,
-    SESSION_HANDSHAKE_TIMEOUT,
-    SESSION_IDLE_TIMEOUT,
-    SSE_KEEPALIVE_INTERVAL,
-    BearerAuth,
-    EventStore,
-    HttpLimits,
-    MemoryEventStore,
-    Principal,
-    ReplyMode,
-    StoredEvent,
-    TokenVerifier,
-    serve_http,
-)
-from transports._partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
-from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
-from transports._stdio_client import StderrOption, StdioClient, open_stdio_client
-from transports._stdio_server import serve_stdio
-from transports._websocket import (
-    WebSocketClient,
-    WebSocketLimits,
-    open_websocket_client,
-    serve_websocket,
-)
-from transports._writer import MAX_QUEUED_MESSAGES
-from transports.client import Client
+import typing
+
+from transports import _extra
+
+try:
+    from transports._admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
+    from transports._busypoll import DEFAULT_BUSY_POLL
+    from transports._client_calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
+    from transports._client_errors import ConnectionClosedError, ServerExitedError
+    from transports._client_notifications import (
+        MAX_LISTEN_BACKLOG,
+        MAX_QUEUED_NOTIFICATIONS,
+        NotificationCallback,
+        Subscription,
+    )
+    from transports._client_routing import MAX_SERVER_REQUESTS
+    from transports._client_transport import ClientTransport
+    from transports._folder import (
+        DEFAULT_MAX_FILE_SIZE,
+        MAX_LISTED_FILES,
+        Folder,
+        FolderTransport,
+        build_folder_server,
+        serve_folder,
+        watch_folder,
+    )
+    from transports._httpclient import (
+        CONNECT_TIMEOUT,
+        MAX_CLIENT_CONNECTIONS,
+        MAX_IDLE_CONNECTIONS,
+        HttpAuth,
+        HttpClient,
+        HttpStatusError,
+        open_http_client,
+    )
+    from transports._httpserver import (
+        BODY_TIMEOUT,
+        HEADER_TIMEOUT,
+        KEEPALIVE_TIMEOUT,
+        MAX_BODY_SIZE,
+        MAX_CONNECTIONS,
+        MAX_HEADER_COUNT,
+        MAX_HEADER_SIZE,
+        MAX_SESSIONS,
+        SESSION_HANDSHAKE_TIMEOUT,
+        SESSION_IDLE_TIMEOUT,
+        SSE_KEEPALIVE_INTERVAL,
+        BearerAuth,
+        EventStore,
+        HttpLimits,
+        MemoryEventStore,
+        Principal,
+        ReplyMode,
+        StoredEvent,
+        TokenVerifier,
+        serve_http,
+    )
+    from transports._partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
+    from transports._serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
+    from transports._stdio_client import StderrOption, StdioClient, open_stdio_client
+    from transports._stdio_server import serve_stdio
+    from transports._websocket import (
+        WebSocketClient,
+        WebSocketLimits,
+        open_websocket_client,
+        serve_websocket,
+    )
+    from transports._writer import MAX_QUEUED_MESSAGES
+    from transports.client import Client
+except ImportError as _error:
+    # Installed without the trio extra: `import transports` still works, so that the
+    # `mcpcore` command (transports.cli) can say what to install instead of crashing;
+    # any name asked of the package raises an ImportError that says it.
+    if not _extra.missing_extra(_error):
+        raise
+    _MISSING = _error
+
+    if not typing.TYPE_CHECKING:
+
+        def __getattr__(name: str) -> object:
+            message = _extra.missing_extra_message(f"transports.{name}", _MISSING)
+            raise ImportError(message, name=_MISSING.name) from _MISSING
+
 
 __all__ = [
     "BODY_TIMEOUT",

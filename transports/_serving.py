@@ -54,6 +54,7 @@ from transports._admission import (
     AdmissionQueue,
     abandon_request,
 )
+from transports._requestlog import answer, log_protocol_error
 from transports._workers import WorkerPool
 from transports._writer import MessageWriter
 
@@ -189,6 +190,7 @@ class ServerDriver:
                 waiter.set(event)
         elif isinstance(event, InvalidMessage):
             if event.reply is not None:
+                log_protocol_error(event.reply)
                 await self._write(event.reply)
         elif isinstance(event, NotificationReceived):
             await self._server.handle_notification(self._connection, event)
@@ -199,6 +201,7 @@ class ServerDriver:
         reply = jsonrpc.encode_error_response(
             None, jsonrpc.INVALID_REQUEST, f"Message too large (limit {message.limit} bytes)"
         )
+        log_protocol_error(reply)
         await self._write(reply)
 
     # ----------------------------------------------------------------- handlers
@@ -207,8 +210,8 @@ class ServerDriver:
         """Answer one request (in a worker task, under a scope that is its alone)."""
         answered = False
         try:
-            reply = await self._server.handle_request(
-                self._connection, job.event, job, principal=self._principal
+            reply = await answer(
+                self._server, self._connection, job.event, job, principal=self._principal
             )
             answered = True
             if reply is not None:

@@ -1,12 +1,12 @@
 """``mcpcore serve``: the command line of the folder server.
 
     mcpcore serve [PATH] [--transport stdio|http|ws | --stdio] [--host 127.0.0.1]
-                  [--port 8000] [--include-hidden] [--max-file-size 10MiB] [--no-watch]
-                  [--verbose]
+                  [--port 8000] [--allow-host HOST]... [--token TOKEN]
+                  [--include-hidden] [--max-file-size 10MiB] [--no-watch] [--verbose]
 
-With no ``--transport`` it serves Streamable HTTP on this machine and prints the URL, and
-how to connect a client, on stdout. Logs go to stderr, always: over stdio, stdout
-belongs to the protocol.
+With no ``--transport`` it serves Streamable HTTP on this machine and prints the URLs, and
+how to connect a client, on stdout (`transports._listening` has the network options).
+Logs go to stderr, always: over stdio, stdout belongs to the protocol.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import argparse
 import errno
 import logging
 import re
-import signal
 import sys
 from functools import partial
 from typing import Any, Final, TextIO
@@ -24,6 +23,14 @@ import trio
 
 from transports._folder._folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
 from transports._folder._run import DEFAULT_HOST, DEFAULT_PORT, serve_folder
+from transports._listening import (
+    add_listening_options,
+    allowed_hosts,
+    exposure_warning,
+    listening_urls,
+    token_auth,
+)
+from transports._stopping import raise_sole, stop_on_terminate
 
 __all__ = ["EXAMPLES", "add_serve_command", "parse_size", "run_serve_command"]
 
@@ -87,15 +94,7 @@ def add_serve_command(commands: Any) -> None:
         help="the same as --transport stdio (for launchers that keep --transport for "
         "themselves, as the MCP Inspector does)",
     )
-    serve.add_argument(
-        "--host", default=DEFAULT_HOST, help=f"the address to listen on (default {DEFAULT_HOST})"
-    )
-    serve.add_argument(
-        "--port",
-        type=int,
-        default=DEFAULT_PORT,
-        help=f"the port to listen on (default {DEFAULT_PORT}; 0: any free port)",
-    )
+    add_listening_options(serve, default_host=DEFAULT_HOST, default_port=DEFAULT_PORT)
     serve.add_argument(
         "--include-hidden", action="store_true", help="serve dot files and dot folders too"
     )
@@ -140,6 +139,9 @@ def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = Non
     more = " (and more, not listed)" if listed.truncated else ""
     count = len(listed.files)
     _log.info("serving %d file%s of %s%s", count, "" if count == 1 else "s", folder.path, more)
+    warning = exposure_warning(arguments.host, token_auth(arguments.token))
+    if warning is not None and arguments.transport != "stdio":
+        _log.warning(warning)
     try:
         trio.run(partial(_serve, folder, arguments, out or sys.stdout))
     except KeyboardInterrupt:
@@ -157,7 +159,7 @@ def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = Non
 async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> None:
     try:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(_stop_on_terminate, nursery.cancel_scope)
+            await nursery.start(stop_on_terminate, nursery.cancel_scope, _stopped)
             url = await nursery.start(
                 partial(
                     _serve_then_stop,
@@ -167,13 +169,17 @@ async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> 
                     host=arguments.host,
                     port=arguments.port,
                     watch=not arguments.no_watch,
+                    allowed_hosts=allowed_hosts(arguments.host, arguments.allow_host),
+                    auth=token_auth(arguments.token),
                 )
             )
             if url is not None:
                 print(f"Serving {folder.path} at {url}", file=out)
+                for other in listening_urls(url, arguments.host)[1:]:
+                    print(f"  and at {other}", file=out)
                 print(_hint(url), file=out, flush=True)
     except BaseException as exc:
-        _raise_sole(exc)
+        raise_sole(exc)
 
 
 async def _serve_then_stop(
@@ -188,13 +194,8 @@ async def _serve_then_stop(
     scope.cancel()
 
 
-async def _stop_on_terminate(scope: trio.CancelScope) -> None:
-    """SIGTERM (a service manager, ``kill``) stops the server as Ctrl+C does."""
-    with trio.open_signal_receiver(signal.SIGTERM) as signals:
-        async for _ in signals:
-            _log.info("stopped")
-            scope.cancel()
-            return
+def _stopped() -> None:
+    _log.info("stopped")
 
 
 def _hint(url: str) -> str:
@@ -204,14 +205,3 @@ def _hint(url: str) -> str:
         f"Connect a client: npx @modelcontextprotocol/inspector (Streamable HTTP, {url}); "
         "stop with Ctrl+C."
     )
-
-
-def _raise_sole(exc: BaseException) -> None:
-    """Raise the one exception in a group of one (trio wraps what leaves a nursery)."""
-    sole = exc
-    while True:
-        inner: Any = getattr(sole, "exceptions", None)
-        if not (isinstance(inner, tuple) and len(inner) == 1):
-            break
-        sole = inner[0]
-    raise sole from None

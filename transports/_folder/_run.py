@@ -7,19 +7,21 @@ never shown to the client.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
+from collections.abc import Iterable
 from functools import partial
 from typing import Any, Final, Literal
 
 import trio
 
-from mcpcore.http import DEFAULT_ALLOWED_HOSTS
 from mcpcore.server import Context
 from transports._folder._build import build_folder_server
 from transports._folder._folder import Folder
 from transports._folder._watch import watch_folder
-from transports._httpserver import serve_http
+from transports._httpserver import BearerAuth, serve_http
+from transports._httpserver._listener import DEFAULT_PATH as HTTP_PATH
+from transports._listening import allowed_hosts as hosts_served_at
+from transports._listening import first_url
 from transports._stdio_server import serve_stdio
 from transports._websocket import serve_websocket
 from transports._websocket._listener import DEFAULT_PATH as WEBSOCKET_PATH
@@ -31,7 +33,6 @@ DEFAULT_HOST: Final = "127.0.0.1"
 #: The port unless told otherwise.
 DEFAULT_PORT: Final = 8000
 FolderTransport = Literal["stdio", "http", "ws"]
-_WILDCARDS: Final = frozenset({"", "0.0.0.0", "::"})
 
 _log = logging.getLogger("mcpcore.serve")
 
@@ -43,6 +44,8 @@ async def serve_folder(
     host: str = DEFAULT_HOST,
     port: int = DEFAULT_PORT,
     watch: bool = True,
+    allowed_hosts: Iterable[str] | None = None,
+    auth: BearerAuth | None = None,
     task_status: trio.TaskStatus[str | None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``folder`` (see `build_folder_server`), watching it for changes.
@@ -56,8 +59,13 @@ async def serve_folder(
         host: The address HTTP and WebSocket bind.
         port: Their port (0: any free one).
         watch: Watch the folder and send change notifications.
-        task_status: Started with the URL clients connect to (None for stdio), once
-            the folder is watched and the transport accepts connections.
+        allowed_hosts: The ``Host`` values served (see `transports.serve_http`); by
+            default the loopback names, ``host``, and for a wildcard ``host``
+            (``0.0.0.0``, ``::``) the machine's addresses and name.
+        auth: Require bearer tokens (see `transports.BearerAuth`).
+        task_status: Started with the URL clients connect to (None for stdio; the
+            loopback one for a wildcard ``host``), once the folder is watched and the
+            transport accepts connections.
 
     Raises:
         OSError: The address can't be bound (a port in use...).
@@ -71,30 +79,12 @@ async def serve_folder(
             await serve_stdio(server)
             nursery.cancel_scope.cancel()
             return
-        allowed = (*DEFAULT_ALLOWED_HOSTS, host) if _named(host) else DEFAULT_ALLOWED_HOSTS
-        if transport == "http":
-            serve: Any = partial(serve_http, server, host=host, port=port, allowed_hosts=allowed)
-            bound = await nursery.start(serve)
-            task_status.started(f"http://{_url_host(host)}:{bound}/mcp")
-            return
-        serve = partial(serve_websocket, server, host=host, port=port, allowed_hosts=allowed)
-        bound = await nursery.start(serve)
-        task_status.started(f"ws://{_url_host(host)}:{bound}{WEBSOCKET_PATH}")
-
-
-def _named(host: str) -> bool:
-    """Whether ``host`` is a specific address or name (so ``Host`` headers may carry it)."""
-    return host not in _WILDCARDS and host not in DEFAULT_ALLOWED_HOSTS
-
-
-def _url_host(host: str) -> str:
-    if host in _WILDCARDS:
-        return "127.0.0.1"
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return host  # a name
-    return f"[{address}]" if address.version == 6 else str(address)
+        allowed = hosts_served_at(host) if allowed_hosts is None else tuple(allowed_hosts)
+        serve: Any = serve_http if transport == "http" else serve_websocket
+        options = {"host": host, "port": port, "allowed_hosts": allowed, "auth": auth}
+        bound = await nursery.start(partial(serve, server, **options))
+        scheme, path = ("http", HTTP_PATH) if transport == "http" else ("ws", WEBSOCKET_PATH)
+        task_status.started(first_url(scheme, host, bound, path))
 
 
 def _log_failure(error: BaseException, context: Context) -> None:

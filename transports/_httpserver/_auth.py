@@ -74,7 +74,9 @@ class BearerAuth:
     Args:
         verify: The token check (sync or async); see `TokenVerifier`.
         authorization_servers: Issuer URLs of the authorization servers clients get
-            tokens from (RFC 9728 requires at least one).
+            tokens from, for the RFC 9728 metadata. None for a token handed out some other
+            way (``mcpcore serve --token``): then no metadata is served (404) and the
+            401 challenge names none.
         required_scopes: Scopes every request's token must carry.
         resource: The canonical URL of the MCP endpoint (``https://host/mcp``), the
             metadata's ``resource`` and the base of its URL. Default: built from each
@@ -86,15 +88,13 @@ class BearerAuth:
     """
 
     verify: TokenVerifier
-    authorization_servers: Sequence[str]
+    authorization_servers: Sequence[str] = ()
     required_scopes: Sequence[str] = ()
     resource: str | None = None
     scopes_supported: Sequence[str] | None = None
     resource_name: str | None = None
 
     def __post_init__(self) -> None:
-        if not self.authorization_servers:
-            raise ValueError("the metadata must name at least one authorization server")
         if any(" " in scope or '"' in scope for scope in self.required_scopes):
             raise ValueError("a scope is a token without spaces or quotes (RFC 6749 §3.3)")
 
@@ -123,32 +123,43 @@ class BearerAuth:
             document["resource_name"] = self.resource_name
         return document
 
+    @property
+    def has_metadata(self) -> bool:
+        """Whether the RFC 9728 metadata is served (there are authorization servers)."""
+        return bool(self.authorization_servers)
+
     async def check(
         self, authorization: str | None, host: str, path: str
     ) -> Principal | AuthFailure:
         """Authorize a request by its ``Authorization`` header."""
-        metadata = f'resource_metadata="{self.metadata_url(host, path)}"'
-        scope = " ".join(self.required_scopes)
+        metadata = (
+            f'resource_metadata="{self.metadata_url(host, path)}"' if self.has_metadata else ""
+        )
+        scope = f'scope="{" ".join(self.required_scopes)}"' if self.required_scopes else ""
         if authorization is None or authorization[: len(_BEARER)].lower() != _BEARER:
             # RFC 6750 §3.1: no credentials → a challenge without an error code.
-            challenge = f"Bearer {metadata}" + (f', scope="{scope}"' if scope else "")
+            challenge = _challenge(metadata, scope)
             return AuthFailure(401, challenge, "Unauthorized: a bearer token is required")
         token = authorization[len(_BEARER) :].strip()
         principal = self.verify(token) if token else None
         if inspect.isawaitable(principal):
             principal = await principal
         if principal is None:
-            challenge = f'Bearer error="invalid_token", {metadata}' + (
-                f', scope="{scope}"' if scope else ""
-            )
+            challenge = _challenge('error="invalid_token"', metadata, scope)
             return AuthFailure(401, challenge, "Unauthorized: the token is not valid")
         missing = [s for s in self.required_scopes if s not in principal.scopes]
         if missing:
             # "Insufficient scope at runtime → 403 with WWW-Authenticate: Bearer
             # error="insufficient_scope", scope=..., resource_metadata=..." (2025-11-25).
-            challenge = f'Bearer error="insufficient_scope", scope="{scope}", {metadata}'
+            challenge = _challenge('error="insufficient_scope"', scope, metadata)
             return AuthFailure(403, challenge, "Forbidden: insufficient scope")
         return principal
+
+
+def _challenge(*parameters: str) -> str:
+    """A ``WWW-Authenticate`` Bearer challenge with the non-empty ``parameters``."""
+    given = ", ".join(parameter for parameter in parameters if parameter)
+    return f"Bearer {given}" if given else "Bearer"
 
 
 #: The JSON-RPC code of an authorization refusal's body (there is no request id to echo).

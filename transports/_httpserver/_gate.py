@@ -5,7 +5,8 @@
 1. ``Host``, then ``Origin`` (DNS-rebinding protection, `mcpcore.http.OriginPolicy`:
    421 and 403), before anything else (CONFORMANCE §4.4);
 2. the path: the endpoint, or the RFC 9728 protected-resource metadata when
-   authorization is configured (public, no token needed), else 404;
+   authorization with authorization servers is configured (public, no token
+   needed), else 404;
 3. the bearer token, when authorization is configured (401 and 403, with the
    ``WWW-Authenticate`` challenge).
 """
@@ -74,8 +75,9 @@ class EndpointGate:
             await reply.refuse(refusal, reason)
             return None
         if request.path != self._path:
-            if request.path in self._metadata_paths and self._auth is not None:
-                await self._metadata(request, reply, self._auth)
+            auth = self._auth
+            if request.path in self._metadata_paths and auth is not None and auth.has_metadata:
+                await self._metadata(request, reply, auth)
             else:
                 await reply.refuse(404, "Not Found")
             return None

@@ -50,6 +50,7 @@ from transports._httpserver._reply import Header, Reply, ReplyMode
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Answer, Call, Session, SessionTable
 from transports._httpserver._streams import EventStream, Sink, pump
+from transports._requestlog import log_protocol_error
 from transports._workers import WorkerPool
 
 __all__ = ["MAX_STREAMS_PER_SESSION", "LegacyEndpoint", "LegacySession"]
@@ -233,6 +234,8 @@ class LegacyEndpoint:
             session = found
         session.touch()
         requests, replies = await session.route(session.connection.receive(body))
+        for refused in replies:
+            log_protocol_error(refused)
         batch = _is_batch(body)
         if not requests:
             await self._acknowledge(reply, session, replies, batch=batch)

@@ -52,6 +52,7 @@ from transports._httpserver._connection import HttpConnection
 from transports._httpserver._reply import Reply, ReplyMode
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Answer
+from transports._requestlog import answer, log_protocol_error
 
 __all__ = ["ModernEndpoint"]
 
@@ -92,7 +93,9 @@ class ModernEndpoint:
             if rejection is None:
                 rejection = _removed(connection, peeked.method, peeked.meta, peeked.id)
             if rejection is not None:
-                await reply.respond_json(rejection.status, rejection.body())
+                body = rejection.body()
+                log_protocol_error(body)
+                await reply.respond_json(rejection.status, body)
                 return
         for event in connection.receive(body):
             if isinstance(event, RequestReceived):
@@ -100,6 +103,7 @@ class ModernEndpoint:
                 return
             if isinstance(event, InvalidMessage):
                 if event.reply is not None:
+                    log_protocol_error(event.reply)
                     await reply.respond_json(status_for_error(event.code), event.reply)
                     return
                 if event.method is None:
@@ -126,14 +130,14 @@ class ModernEndpoint:
     ) -> None:
         outbound = _RequestOutbound(reply, self._backlog)
         reply.may_stream = True
-        answer = await self._server.handle_request(connection, event, outbound, principal=principal)
+        answered = await answer(self._server, connection, event, outbound, principal=principal)
         if event.method == _LISTEN:
             try:
                 await outbound.serve_listen()
             finally:
                 self._server.request_cancelled(connection, event.request_id)
-        elif answer is not None:
-            await reply.answer(answer, stream=self._stream_all)
+        elif answered is not None:
+            await reply.answer(answered, stream=self._stream_all)
 
     def _header_params(self, tool_name: str) -> tuple[HeaderParam, ...]:
         """The ``x-mcp-header`` arguments of a registered tool (cached per definition)."""

@@ -24,6 +24,7 @@ from mcpcore import jsonrpc
 from mcpcore.framing import encode_comment, encode_event
 from mcpcore.http import peek_message, status_for_error
 from transports._httpwire import Header, reason
+from transports._requestlog import log_refusal
 
 if TYPE_CHECKING:
     from transports._httpserver._connection import HttpConnection
@@ -109,6 +110,7 @@ class Reply:
 
         "The body MAY be a JSON-RPC error without id" (2025-11-25 basic/transports).
         """
+        log_refusal(status, message)
         body = jsonrpc.encode_error_response(None, code, message)
         await self.respond(status, [*JSON_HEADERS, *headers], body, close=close)
 

@@ -65,6 +65,7 @@ from mcpcore import (
 from mcpcore.server import Server
 from mcpcore.types import RequestId
 from transports._admission import abandon_request
+from transports._requestlog import answer
 from transports._workers import WorkerPool
 
 __all__ = [
@@ -332,8 +333,8 @@ async def run_call(call: Call) -> None:
     reply: bytes | None = None
     answered = False
     try:
-        reply = await session.server.handle_request(
-            session.connection, event, outbound, principal=session.principal
+        reply = await answer(
+            session.server, session.connection, event, outbound, principal=session.principal
         )
         answered = True
     except ConnectionError:

@@ -30,6 +30,7 @@ from transports._httpserver._limits import HttpLimits
 from transports._httpserver._reply import Reply
 from transports._httpserver._request import HttpRequest
 from transports._httpserver._sessions import Answer, Call, Session, SessionTable
+from transports._requestlog import log_protocol_error
 from transports._workers import WorkerPool
 
 __all__ = ["SESSION_PARAMETER", "Sse2024Endpoint", "Sse2024Session"]
@@ -146,6 +147,8 @@ class Sse2024Endpoint:
             return
         session.touch()
         requests, replies = await session.route(session.connection.receive(request.body))
+        for refused in replies:
+            log_protocol_error(refused)
         for error in replies:
             code = peek_message(error).error_code
             if code in (jsonrpc.PARSE_ERROR, jsonrpc.INVALID_REQUEST) and not requests:

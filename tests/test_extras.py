@@ -1,0 +1,59 @@
+"""Each extra of pyproject.toml installs every module the code it serves imports.
+
+A fresh virtualenv with ``pip install -e '.[bench]'`` once failed at ``python -m bench``:
+the ``bench`` extra lacked the transports' dependencies. These tests catch that without
+building a virtualenv: the modules a part of the repository imports (its own files and
+the packages it imports at run time) must come from the distributions its extra
+installs (followed through their own requirements).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import packages_distributions
+
+import pytest
+from packaging.utils import canonicalize_name
+
+from tests.extras import distributions, python_files, third_party_imports
+
+# (extras installed, the folders whose imports they must satisfy): the core needs its
+# dependencies; the transports (and `mcpcore serve`) the trio extra; the benchmarks drive
+# the core and the transports.
+CASES = [
+    ([], ["mcpcore"]),
+    (["trio"], ["mcpcore", "transports"]),
+    (["bench"], ["mcpcore", "transports", "bench"]),
+]
+
+
+def missing_modules(extras: list[str], folders: list[str]) -> dict[str, str]:
+    """The imported modules that no distribution of the extras provides: where imported."""
+    installed = distributions(extras)
+    providers = packages_distributions()
+    missing: dict[str, str] = {}
+    for module, path in third_party_imports(python_files(*folders)).items():
+        # A module not installed here (an optional one) is taken to be its distribution's
+        # namesake: the usual case, and a mismatch then shows up as missing.
+        names = {canonicalize_name(name) for name in providers.get(module, [module])}
+        if not names & installed:
+            missing[module] = str(path)
+    return missing
+
+
+@pytest.mark.parametrize(("extras", "folders"), CASES, ids=["core", "trio", "bench"])
+def test_an_extra_installs_what_its_code_imports(extras: list[str], folders: list[str]) -> None:
+    assert missing_modules(extras, folders) == {}
+
+
+def test_the_check_sees_a_missing_distribution() -> None:
+    # Without the trio extra the transports' imports are not all there.
+    missing = missing_modules([], ["transports"])
+    assert {"trio", "h11", "wsproto"} <= set(missing)
+
+
+def test_the_bench_extra_reaches_through_its_requirements() -> None:
+    # Transitively: trio (through mcpcore[trio]) requires outcome, which the transports
+    # import directly; the official SDK requires anyio.
+    installed = distributions(["bench"])
+    assert {"trio", "outcome", "mcp", "anyio", "h11", "wsproto"} <= installed
+    assert "mcpcore" not in installed
