@@ -18,6 +18,7 @@ from transports._client_routing import MAX_SERVER_REQUESTS
 from transports._client_transport import ClientTransport
 from transports._folder import (
     DEFAULT_MAX_FILE_SIZE,
+    LISTING_PAGE_SIZE,
     MAX_LISTED_FILES,
     Folder,
     FolderTransport,
@@ -75,6 +76,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "HEADER_TIMEOUT",
     "KEEPALIVE_TIMEOUT",
+    "LISTING_PAGE_SIZE",
     "MAX_BODY_SIZE",
     "MAX_CLIENT_CONNECTIONS",
     "MAX_CONCURRENT_HANDLERS",
