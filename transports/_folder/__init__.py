@@ -5,7 +5,7 @@ paths and back, and every check that needs no file system), `_opening` (opening 
 safely), `_ignore` (``.gitignore`` rules), `_walk` (walking the folder), `_content`
 (MIME type, text or binary), `_catalog` (the listing), `_search` (globs and RE2 regular
 expressions), `_tools` (``search_files``, ``grep``), `_prompts` (``summarize_file``),
-`_watch` (change notifications), `_folder`
+`_watchers` (watching a set of folders), `_watch` (change notifications), `_folder`
 (`Folder`: reading by URI), `_build` (`build_folder_server`), `_run` (`serve_folder`).
 """
 
@@ -22,7 +22,7 @@ from transports._folder._run import DEFAULT_HOST, DEFAULT_PORT, FolderTransport,
 from transports._folder._search import MAX_PATTERN_LENGTH
 from transports._folder._tools import MAX_GREP_SECONDS, MAX_RESULTS
 from transports._folder._walk import MAX_WALK_ENTRIES
-from transports._folder._watch import watch_folder
+from transports._folder._watch import MAX_WATCHED_FOLDERS, watch_folder
 
 __all__ = [
     "DEFAULT_HOST",
@@ -40,6 +40,7 @@ __all__ = [
     "MAX_RESULTS",
     "MAX_SYMLINK_HOPS",
     "MAX_WALK_ENTRIES",
+    "MAX_WATCHED_FOLDERS",
     "Folder",
     "FolderTransport",
     "build_folder_server",
