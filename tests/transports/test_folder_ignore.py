@@ -25,6 +25,7 @@ from mcpcore import jsonrpc, types
 from mcpcore.client import McpError
 from tests.transports.trio_helpers import trio_test
 from transports import Folder, open_http_client, serve_folder
+from transports._folder import _ignore
 from transports._folder._ignore import (
     MAX_IGNORE_FILE_SIZE,
     MAX_IGNORE_FILES_PER_PATH,
@@ -299,3 +300,33 @@ def test_only_so_many_nested_gitignore_files_apply_to_one_path(tmp_path: Path) -
         f"ignored-{depth}.txt"
         for depth in range(MAX_IGNORE_FILES_PER_PATH, MAX_IGNORE_FILES_PER_PATH + 3)
     }
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "dangling", "loop"])
+def test_a_gitignore_that_is_not_a_file_is_no_rules_and_no_hang(tmp_path: Path, kind: str) -> None:
+    root = tmp_path / "served"
+    root.mkdir()
+    rules = root / ".gitignore"
+    if kind == "fifo":
+        os.mkfifo(rules)  # opened, it would block the walk for good
+    elif kind == "folder":
+        rules.mkdir()
+    elif kind == "dangling":
+        rules.symlink_to("nothing")
+    else:
+        rules.symlink_to(".gitignore")
+    (root / "a.txt").write_text("a\n")
+    assert ("a.txt",) in walked(root)
+
+
+def test_one_walk_honours_so_many_patterns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_ignore, "MAX_IGNORE_PATTERNS", 2)
+    root = tmp_path / "served"
+    for folder in ("a", "b"):
+        (root / folder).mkdir(parents=True)
+        (root / folder / ".gitignore").write_text("one.txt\ntwo.txt\n")
+        for name in ("one.txt", "two.txt", "three.txt"):
+            (root / folder / name).write_text("x\n")
+    served = {"/".join(parts) for parts in walked(root) if parts[-1] != ".gitignore"}
+    # "a" is walked first and spends the budget: the rules of "b" are not read.
+    assert served == {"a/three.txt", "b/one.txt", "b/two.txt", "b/three.txt"}
