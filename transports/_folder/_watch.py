@@ -70,7 +70,9 @@ __all__ = [
 MAX_UPDATES_PER_BATCH: Final = 1000
 #: Folders watched, at most (the shallowest first). Each is one inotify watch, about
 #: 1 KiB of kernel memory, from a per-user budget (``fs.inotify.max_user_watches``,
-#: 8,192 on older kernels); arming 10,000 takes ~0.1 s, which a new folder costs again.
+#: 8,192 on older kernels). Arming 10,000 takes ~0.1 s during which the server does
+#: nothing else (watchfiles holds the GIL while it adds its watches, so a worker thread
+#: would not help: measured 102 ms), and each new folder re-arms the whole list.
 MAX_WATCHED_FOLDERS: Final = 10_000
 #: Watchers armed one after the other for one batch, at most, while folders keep
 #: appearing inside new ones; past it the next batch goes on.
