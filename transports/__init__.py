@@ -24,7 +24,9 @@ try:
     from transports._client_transport import ClientTransport
     from transports._folder import (
         DEFAULT_MAX_FILE_SIZE,
+        LISTING_PAGE_SIZE,
         MAX_LISTED_FILES,
+        MAX_WATCHED_FOLDERS,
         Folder,
         FolderTransport,
         build_folder_server,
@@ -97,6 +99,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "HEADER_TIMEOUT",
     "KEEPALIVE_TIMEOUT",
+    "LISTING_PAGE_SIZE",
     "MAX_BODY_SIZE",
     "MAX_CLIENT_CONNECTIONS",
     "MAX_CONCURRENT_HANDLERS",
@@ -114,6 +117,7 @@ __all__ = [
     "MAX_TOTAL_TIMEOUT",
     "MAX_WAITING_BYTES",
     "MAX_WAITING_REQUESTS",
+    "MAX_WATCHED_FOLDERS",
     "PARTIAL_FLOOR",
     "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",

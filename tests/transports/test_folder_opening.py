@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from tests.transports.folder_tree import BINARY, TEXT, make_tree
+from transports._folder import _opening
 from transports._folder._opening import (
     AccessRefusedError,
     FileMissingError,
     FileTooLargeError,
-    TreeWalk,
     read_file,
     resolve_root,
 )
@@ -105,15 +105,15 @@ def test_a_segment_swapped_for_a_symlink_after_resolution_is_not_followed(
 ) -> None:
     # The race: realpath saw a folder, then "src" became a symlink to the outside.
     served = resolve_root(root)
-    real_realpath = os.path.realpath
+    real_resolve = _opening.resolve
 
-    def resolve_then_swap(path: str, *, strict: bool = False) -> str:
-        resolved = real_realpath(path, strict=strict)
+    def resolve_then_swap(segments: list[str]) -> list[str]:
+        resolved = real_resolve(segments)
         (root / "src").rename(root / "src-before")
         (root / "src").symlink_to(root.parent / "outside")
         return resolved
 
-    monkeypatch.setattr(os.path, "realpath", resolve_then_swap)
+    monkeypatch.setattr(_opening, "resolve", resolve_then_swap)
     (root.parent / "outside" / "app.py").write_text("outside\n")
     # O_NOFOLLOW | O_DIRECTORY meets the symlink: ENOTDIR or ELOOP, never the outside.
     with pytest.raises((AccessRefusedError, FileMissingError)):
@@ -126,44 +126,3 @@ def test_the_root_must_be_a_folder(root: Path) -> None:
     with pytest.raises(FileNotFoundError):
         resolve_root(root / "nothing")
     assert resolve_root(root / "src" / ".." / "data").path == str(root / "data")
-
-
-def test_a_walk_finds_servable_files_in_path_order(root: Path) -> None:
-    walk = TreeWalk(resolve_root(root))
-    found = [(file.parts, file.size) for file in walk.files()]
-    assert found == [
-        (("data", "pixel.png"), len(BINARY)),
-        (("notes-link.md",), len(TEXT)),
-        (("notes.md",), len(TEXT)),
-        (("src", "app.py"), len("def main():\n    return 'app'\n")),
-        (("src", "util", "helpers.py"), len("def helper():\n    return 42\n")),
-    ]
-    assert not walk.truncated
-    with_hidden = [file.parts for file in TreeWalk(resolve_root(root, include_hidden=True)).files()]
-    assert (".env",) in with_hidden
-    assert (".git", "config") in with_hidden
-    assert ("hidden-link.txt",) in with_hidden
-
-
-def test_a_walk_stops_at_its_entry_budget(root: Path) -> None:
-    walk = TreeWalk(resolve_root(root), max_entries=4)
-    found = list(walk.files())
-    assert walk.truncated
-    assert len(found) < 5
-
-
-def test_a_walk_skips_what_it_can_not_read(root: Path) -> None:
-    (root / "locked").mkdir()
-    (root / "locked" / "x.txt").write_text("x")
-    os.chmod(root / "locked", 0)
-    try:
-        if os.access(root / "locked", os.R_OK):  # root ignores permissions: lock by name
-            os.chmod(root / "locked", 0o755)
-            (root / "locked").rename(root / "\udcff-not-utf8")
-        names = [file.parts[0] for file in TreeWalk(resolve_root(root)).files()]
-    finally:
-        for name in ("locked", "\udcff-not-utf8"):
-            if os.path.lexists(root / name):
-                os.chmod(root / name, 0o755)
-    assert "locked" not in names
-    assert all(name.isprintable() for name in names)

@@ -33,7 +33,7 @@ from transports import (
     serve_http,
     watch_folder,
 )
-from transports._folder import _watch
+from transports._folder import _watchers
 from transports._folder._tools import GREP_BATCH_FILES, MAX_RESULTS
 
 LEGACY_AND_MODERN = [pytest.param("legacy", id="legacy"), pytest.param("modern", id="modern")]
@@ -382,13 +382,51 @@ async def test_a_burst_of_changes_is_announced_in_a_few_batches(tmp_path: Path) 
 async def test_a_folder_that_can_not_be_watched_is_still_served(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def refuse(path: str) -> Any:
+    def refuse(*paths: str, **options: Any) -> Any:
         raise OSError("inotify watch limit reached")
 
-    monkeypatch.setattr(_watch, "_watcher", refuse)
+    monkeypatch.setattr(_watchers, "awatch", refuse)
     with caplog.at_level(logging.WARNING, logger="mcpcore.serve"):
         async with serving(make_tree(tmp_path)) as (client, folder):
             read = await client.read_resource(folder.uri + "notes.md")
             assert isinstance(read.contents[0], types.TextResourceContents)
     assert "not watching" in caplog.text
     assert "inotify watch limit reached" in caplog.text
+
+
+@pytest.mark.parametrize("mode", LEGACY_AND_MODERN)
+@trio_test
+async def test_a_subscriber_hears_of_changes_made_through_symlinks(
+    tmp_path: Path, mode: str
+) -> None:
+    root = make_tree(tmp_path)
+    (root / "up").symlink_to("..")  # the folder's parent, and the folder again below it
+    (root / "everything").symlink_to("/")
+    (root / "alias").symlink_to("src")
+    recorder = Recorder()
+    async with serving(root, mode, recorder=recorder) as (client, folder):
+        app = folder.uri + "src/app.py"
+        ways = [root / "alias" / "app.py", root / "up" / "served" / "src" / "app.py"]
+        if mode == "legacy":
+            await client.subscribe(app)
+            for way in ways:
+                recorder.clear()
+                way.write_text(f"through {way}\n")
+                await recorder.wait_for("notifications/resources/updated", app)
+        else:
+            wanted = types.SubscriptionFilter(resource_subscriptions=[app])
+            async with client.listen(wanted) as stream:
+                for way in ways:
+                    way.write_text(f"through {way}\n")
+                    with trio.fail_after(NOTIFY_WITHIN):
+                        notification = await stream.__anext__()
+                    assert notification.params.uri == app
+        (tmp_path / "outside" / "outside.txt").write_text("changed outside\n")
+        (root / "notes.md").write_text("a served change after it\n")
+        if mode == "legacy":
+            await client.subscribe(folder.uri)
+            (root / "notes.md").write_text("again\n")
+            await recorder.wait_for("notifications/resources/updated", folder.uri + "notes.md")
+    uris = [getattr(event.params, "uri", "") for event in recorder.received]
+    assert all(uri.startswith(folder.uri) and "outside" not in uri for uri in uris)
+    assert all("/up/" not in uri and "/alias/" not in uri for uri in uris)

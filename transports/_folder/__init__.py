@@ -2,31 +2,45 @@
 
 `transports` re-exports its API. One concept per module: `_uris` (``file://`` URIs to
 paths and back, and every check that needs no file system), `_opening` (opening a file
-safely, walking the folder), `_content` (MIME type, text or binary), `_catalog` (the
-listing), `_search` (globs and RE2 regular expressions), `_tools` (``search_files``,
-``grep``), `_prompts` (``summarize_file``), `_watch` (change notifications), `_folder`
+safely), `_ignore` (``.gitignore`` rules), `_walk` (walking the folder), `_content`
+(MIME type, text or binary), `_catalog` (the listing), `_search` (globs and RE2 regular
+expressions), `_tools` (``search_files``, ``grep``), `_prompts` (``summarize_file``),
+`_watchers` (watching a set of folders), `_watch` (change notifications), `_folder`
 (`Folder`: reading by URI), `_build` (`build_folder_server`), `_run` (`serve_folder`).
 """
 
 from transports._folder._build import build_folder_server
-from transports._folder._catalog import MAX_LISTED_FILES
+from transports._folder._catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
 from transports._folder._folder import DEFAULT_MAX_FILE_SIZE, MAX_CONCURRENT_READS, Folder
-from transports._folder._opening import MAX_WALK_ENTRIES
+from transports._folder._ignore import (
+    MAX_IGNORE_FILE_SIZE,
+    MAX_IGNORE_FILES_PER_PATH,
+    MAX_IGNORE_PATTERNS,
+)
+from transports._folder._opening import MAX_SYMLINK_HOPS
 from transports._folder._run import DEFAULT_HOST, DEFAULT_PORT, FolderTransport, serve_folder
 from transports._folder._search import MAX_PATTERN_LENGTH
 from transports._folder._tools import MAX_GREP_SECONDS, MAX_RESULTS
-from transports._folder._watch import watch_folder
+from transports._folder._walk import MAX_WALK_ENTRIES
+from transports._folder._watch import MAX_WATCHED_FOLDERS, watch_folder
 
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_MAX_FILE_SIZE",
     "DEFAULT_PORT",
+    "LISTING_PAGE_SIZE",
     "MAX_CONCURRENT_READS",
     "MAX_GREP_SECONDS",
+    "MAX_IGNORE_FILES_PER_PATH",
+    "MAX_IGNORE_FILE_SIZE",
+    "MAX_IGNORE_PATTERNS",
     "MAX_LISTED_FILES",
+    "MAX_LISTING_PAGES",
     "MAX_PATTERN_LENGTH",
     "MAX_RESULTS",
+    "MAX_SYMLINK_HOPS",
     "MAX_WALK_ENTRIES",
+    "MAX_WATCHED_FOLDERS",
     "Folder",
     "FolderTransport",
     "build_folder_server",

@@ -3,7 +3,8 @@
 What it offers:
 
 * every servable file as a resource, listed in path order and paginated by the server
-  (`Catalog`), with its MIME type, size, title and ``lastModified``;
+  (`Catalog`; ``folder.page_size`` files a page), with its MIME type, size, title and
+  ``lastModified``;
 * the template ``file:///{+path}`` to read any file by its absolute path, with
   completion of the path one segment at a time, from the folder's own path down. Every
   ``file:`` URI reaches the folder's checks this way, so one outside the folder is
@@ -38,8 +39,10 @@ def build_folder_server(folder: Folder, **server_options: Any) -> Server:
 
     Args:
         folder: The folder to serve.
-        server_options: Passed to `Server` (``page_size``, ``on_error``...).
+        server_options: Passed to `Server` (``on_error``...; ``page_size`` defaults to
+            the folder's).
     """
+    server_options.setdefault("page_size", folder.page_size)
     server = Server(
         SERVER_NAME,
         _version(),
@@ -78,10 +81,11 @@ def build_folder_server(folder: Folder, **server_options: Any) -> Server:
 
 def _instructions(folder: Folder) -> str:
     hidden = "" if folder.include_hidden else " Hidden files and folders are not served."
+    ignored = " Nor are the files its .gitignore files ignore." if folder.gitignore else ""
     return (
         f"Read-only access to the files under {folder.uri}. List them with resources/list, "
         "read one by URI, find files by name with search_files and lines with grep."
-        f"{hidden} Files larger than {human_size(folder.max_file_size)} can't be read."
+        f"{hidden}{ignored} Files larger than {human_size(folder.max_file_size)} can't be read."
     )
 
 

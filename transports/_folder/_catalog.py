@@ -7,30 +7,61 @@ the same thing until the folder changes. The watcher rescans after each burst of
 changes that adds or removes files, and says whether the set of files changed; a burst
 that only modifies files just refreshes their sizes and times (`Catalog.refreshed`).
 
-The listing is bounded (`MAX_LISTED_FILES`): a client pages through it in at most a
-hundred pages of the default size. Files past it, in the walk's order, are neither
-listed nor completed, but can still be read by URI and found by the tools.
+The listing is bounded (`MAX_LISTED_FILES` files unless told otherwise: ``mcpcore
+serve --max-files``). Files past it, in the walk's order, are neither listed nor
+completed, but can still be read by URI and found by the tools. A page holds
+`LISTING_PAGE_SIZE` files, or more when the cap is raised (`page_size_for`), so that a
+client pages through the whole listing in at most `MAX_LISTING_PAGES` requests: some
+clients stop early (the MCP Inspector after 64 pages).
+
+A scan also records every folder it listed, with its identity: the folders the watcher
+watches (`_watch`), and the ignore rules it read (`_ignore`), which reads by URI apply.
 """
 
 from __future__ import annotations
 
 import datetime
-import os
-import stat
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 from mcpcore import types
 from transports._folder._content import mime_type_of
-from transports._folder._opening import FoundFile, Root, TreeWalk
+from transports._folder._ignore import IgnoreRules
+from transports._folder._opening import AccessRefusedError, FileMissingError, Root, stat_file
 from transports._folder._uris import file_uri
+from transports._folder._walk import FoundFile, Identity, TreeWalk
 
-__all__ = ["MAX_COMPLETIONS", "MAX_LISTED_FILES", "Catalog", "Snapshot"]
+__all__ = [
+    "LISTING_PAGE_SIZE",
+    "MAX_COMPLETIONS",
+    "MAX_LISTED_FILES",
+    "MAX_LISTING_PAGES",
+    "Catalog",
+    "Snapshot",
+    "page_size_for",
+]
 
-#: Files listed by resources/list, at most: 100 pages of 100 (the default page size).
+#: Files listed by resources/list, at most, unless told otherwise (``--max-files``): a
+#: listing a client fetches in a few requests and a model can still take in; past it a
+#: client finds files with search_files. Can't exceed what one walk looks at.
 MAX_LISTED_FILES: Final = 10_000
+#: Files per resources/list page unless told otherwise (``--page-size``): ten pages
+#: for the whole default listing, ~250 KB of JSON per page.
+LISTING_PAGE_SIZE: Final = 1000
+#: Pages the whole listing takes, at most, with the page size `page_size_for` picks:
+#: well under the 64 pages after which the MCP Inspector stops paging.
+MAX_LISTING_PAGES: Final = 20
 #: Completion values offered (the protocol's own maximum per answer).
 MAX_COMPLETIONS: Final = 100
+
+
+def page_size_for(max_files: int) -> int:
+    """The page size that lists ``max_files`` files in at most `MAX_LISTING_PAGES` pages.
+
+    `LISTING_PAGE_SIZE`, or more when the cap is raised past 20,000 files.
+    """
+    return max(LISTING_PAGE_SIZE, math.ceil(max_files / MAX_LISTING_PAGES))
 
 
 class Snapshot:
@@ -40,16 +71,28 @@ class Snapshot:
         files: The files found, in the walk's order.
         resources: Their listings.
         truncated: Whether the folder holds more than was listed.
+        folders: The folders the scan listed, with their identities.
+        rules: The ignore rules it read (None when they are not honoured).
     """
 
-    __slots__ = ("_positions", "_uris", "files", "resources", "truncated")
+    __slots__ = ("_positions", "_uris", "files", "folders", "resources", "rules", "truncated")
 
-    def __init__(self, root_uri: str, found: Sequence[FoundFile], truncated: bool) -> None:
+    def __init__(
+        self,
+        root_uri: str,
+        found: Sequence[FoundFile],
+        truncated: bool,
+        *,
+        folders: Mapping[tuple[str, ...], Identity] | None = None,
+        rules: IgnoreRules | None = None,
+    ) -> None:
         self.files = tuple(found)
         self.resources = tuple(_resource(root_uri, file) for file in self.files)
         self._uris = frozenset(resource.uri for resource in self.resources)
         self._positions = {file.parts: index for index, file in enumerate(self.files)}
         self.truncated = truncated
+        self.folders: Mapping[tuple[str, ...], Identity] = folders or {}
+        self.rules = rules
 
     def same_files(self, other: Snapshot) -> bool:
         """Whether both list exactly the same URIs (sizes and times aside)."""
@@ -72,7 +115,13 @@ class Snapshot:
         copy._uris = self._uris
         copy._positions = self._positions
         copy.truncated = self.truncated
+        copy.folders = self.folders
+        copy.rules = self.rules
         return copy
+
+    def ignored(self, parts: tuple[str, ...]) -> bool:
+        """Whether the rules of this scan ignore the file at ``parts`` (blocks)."""
+        return self.rules is not None and self.rules.path_ignored(parts)
 
 
 class Catalog:
@@ -87,16 +136,27 @@ class Catalog:
         self.snapshot = Snapshot(root_uri, (), False)
 
     def scan(self) -> Snapshot:
-        """Walk the folder and build a snapshot (blocks: run it in a thread)."""
+        """Walk the folder and build a snapshot (blocks: run it in a thread).
+
+        Past the cap the walk goes on for the folders only (the watcher needs all of
+        them), looking at no file.
+        """
         walk = TreeWalk(self._root)
         found: list[FoundFile] = []
         truncated = False
         for file in walk.files():
             if len(found) == self._max_files:
                 truncated = True
-                break
+                walk.files_wanted = False
+                continue
             found.append(file)
-        return Snapshot(self._root_uri, found, truncated or walk.truncated)
+        return Snapshot(
+            self._root_uri,
+            found,
+            truncated or walk.truncated,
+            folders=walk.folders,
+            rules=walk.rules,
+        )
 
     def refreshed(self, changed: Iterable[tuple[str, ...]]) -> Snapshot | None:
         """The snapshot with the size and time of each changed file read again (blocks).
@@ -112,10 +172,10 @@ class Catalog:
             if position is None:
                 continue  # not listed: past the cap, or not a file
             try:
-                status = os.stat(os.path.join(self._root.path, *parts))
-            except OSError:
-                return None
-            if not stat.S_ISREG(status.st_mode):
+                # What a read would find, never what a symlink swapped in meanwhile
+                # points to outside the folder.
+                status = stat_file(self._root, parts, ignored=snapshot.ignored)
+            except (FileMissingError, AccessRefusedError):
                 return None
             changes[position] = FoundFile(parts, status.st_size, status.st_mtime)
         return snapshot.updated(self._root_uri, changes) if changes else snapshot

@@ -2,11 +2,18 @@
 
     mcpcore serve [PATH] [--transport stdio|http|ws | --stdio] [--host 127.0.0.1]
                   [--port 8000] [--allow-host HOST]... [--token TOKEN]
-                  [--include-hidden] [--max-file-size 10MiB] [--no-watch] [--verbose]
+                  [--include-hidden] [--no-ignore] [--max-file-size 10MiB]
+                  [--max-files 10000] [--page-size 1000] [--no-watch] [--verbose]
 
 With no ``--transport`` it serves Streamable HTTP on this machine and prints the URLs, and
 how to connect a client, on stdout (`transports._listening` has the network options).
 Logs go to stderr, always: over stdio, stdout belongs to the protocol.
+
+What the folder's ``.gitignore`` files ignore is not served unless ``--no-ignore``
+(see `_ignore`). ``resources/list`` lists at most ``--max-files`` files (10,000 by
+default), ``--page-size`` a page (1,000 by default, more when ``--max-files`` is raised
+past 20,000, so that the listing takes at most 20 pages: the MCP Inspector stops after
+64); files past the cap can still be read by URI and found with the tools.
 """
 
 from __future__ import annotations
@@ -21,8 +28,11 @@ from typing import Any, Final, TextIO
 
 import trio
 
+from mcpcore.server._pagination import MAX_PAGE_SIZE
+from transports._folder._catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
 from transports._folder._folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
 from transports._folder._run import DEFAULT_HOST, DEFAULT_PORT, serve_folder
+from transports._folder._walk import MAX_WALK_ENTRIES
 from transports._listening import (
     add_listening_options,
     allowed_hosts,
@@ -32,7 +42,7 @@ from transports._listening import (
 )
 from transports._stopping import raise_sole, stop_on_terminate
 
-__all__ = ["EXAMPLES", "add_serve_command", "parse_size", "run_serve_command"]
+__all__ = ["EXAMPLES", "add_serve_command", "parse_count", "parse_size", "run_serve_command"]
 
 EXAMPLES: Final = """\
 examples:
@@ -40,6 +50,8 @@ examples:
   mcpcore serve ~/notes --port 3001      another folder, another port
   mcpcore serve . --stdio                for a client that starts its servers itself
   mcpcore serve . --max-file-size 50MiB  read larger files
+  mcpcore serve . --max-files 50000      list more files (2,500 a page)
+  mcpcore serve . --no-ignore            serve build artefacts too
 
 connect a client:
   npx @modelcontextprotocol/inspector    then Streamable HTTP, and the URL printed
@@ -63,6 +75,21 @@ def parse_size(text: str) -> int:
     return size
 
 
+def parse_count(low: int, high: int) -> Any:
+    """An argparse ``type``: a whole number from ``low`` to ``high``."""
+
+    def parse(text: str) -> int:
+        try:
+            count = int(text.replace("_", "").replace(",", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if not low <= count <= high:
+            raise argparse.ArgumentTypeError(f"must be from {low:,} to {high:,}, not {count:,}")
+        return count
+
+    return parse
+
+
 def add_serve_command(commands: Any) -> None:
     """Add ``serve`` to the subcommands of ``mcpcore`` (an argparse subparsers object)."""
     serve = commands.add_parser(
@@ -71,7 +98,13 @@ def add_serve_command(commands: Any) -> None:
         description=(
             "Serve the files of a folder to any MCP client, read-only: every file as a\n"
             "resource, change notifications as files change, the tools search_files and\n"
-            "grep, and the prompt summarize_file. Hidden files are left out."
+            "grep, and the prompt summarize_file. Hidden files are left out, and so is\n"
+            "what the folder's .gitignore files ignore (as git and ripgrep do).\n"
+            "\n"
+            f"resources/list lists at most --max-files files ({MAX_LISTED_FILES:,} by default),\n"
+            f"--page-size a page ({LISTING_PAGE_SIZE:,} by default; more when --max-files is\n"
+            f"raised, so that the listing takes at most {MAX_LISTING_PAGES} pages). Files past\n"
+            "the cap are still read by URI and found by search_files and grep."
         ),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -99,11 +132,31 @@ def add_serve_command(commands: Any) -> None:
         "--include-hidden", action="store_true", help="serve dot files and dot folders too"
     )
     serve.add_argument(
+        "--no-ignore",
+        action="store_true",
+        help="serve what the folder's .gitignore files (and .git/info/exclude) ignore too",
+    )
+    serve.add_argument(
         "--max-file-size",
         type=parse_size,
         default=DEFAULT_MAX_FILE_SIZE,
         metavar="SIZE",
         help=f"the largest file read (default {human_size(DEFAULT_MAX_FILE_SIZE)})",
+    )
+    serve.add_argument(
+        "--max-files",
+        type=parse_count(1, MAX_WALK_ENTRIES),
+        default=MAX_LISTED_FILES,
+        metavar="N",
+        help=f"list at most N files (default {MAX_LISTED_FILES:,}, at most {MAX_WALK_ENTRIES:,})",
+    )
+    serve.add_argument(
+        "--page-size",
+        type=parse_count(1, MAX_PAGE_SIZE),
+        default=None,
+        metavar="N",
+        help=f"files per resources/list page (default {LISTING_PAGE_SIZE:,}, or 1/"
+        f"{MAX_LISTING_PAGES} of --max-files when that is more; at most {MAX_PAGE_SIZE:,})",
     )
     serve.add_argument(
         "--no-watch",
@@ -129,14 +182,17 @@ def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = Non
         folder = Folder(
             arguments.path,
             include_hidden=arguments.include_hidden,
+            gitignore=not arguments.no_ignore,
             max_file_size=arguments.max_file_size,
+            max_listed_files=arguments.max_files,
+            page_size=arguments.page_size,
         )
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         _log.error("can't serve %s: %s", arguments.path, reason)
         return 2
     listed = folder.catalog.snapshot
-    more = " (and more, not listed)" if listed.truncated else ""
+    more = " (and more, not listed: --max-files)" if listed.truncated else ""
     count = len(listed.files)
     _log.info("serving %d file%s of %s%s", count, "" if count == 1 else "s", folder.path, more)
     warning = exposure_warning(arguments.host, token_auth(arguments.token))

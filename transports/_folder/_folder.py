@@ -17,10 +17,11 @@ import trio
 from mcpcore import jsonrpc, types
 from mcpcore.errors import McpError
 from mcpcore.server import ResourceNotFoundError
-from transports._folder._catalog import MAX_LISTED_FILES, Catalog
+from transports._folder._catalog import MAX_LISTED_FILES, Catalog, page_size_for
 from transports._folder._content import contents_of
 from transports._folder._opening import (
     AccessRefusedError,
+    FileData,
     FileMissingError,
     FileTooLargeError,
     read_file,
@@ -62,13 +63,17 @@ class Folder:
     Args:
         path: The folder.
         include_hidden: Serve dot files and dot folders too.
+        gitignore: Honour the folder's ``.gitignore`` files (see `_ignore`): what they
+            ignore is not served.
         max_file_size: The largest file read, in bytes.
         max_listed_files: The most files ``resources/list`` lists.
+        page_size: Files per ``resources/list`` page (default: `page_size_for`
+            ``max_listed_files``, 1,000 for the default cap).
 
     Raises:
         FileNotFoundError: Nothing is at ``path``.
         NotADirectoryError: It is not a folder.
-        ValueError: A limit is not positive, or the path is not UTF-8.
+        ValueError: A limit is out of range, or the path is not UTF-8.
     """
 
     def __init__(
@@ -76,15 +81,21 @@ class Folder:
         path: str | os.PathLike[str],
         *,
         include_hidden: bool = False,
+        gitignore: bool = True,
         max_file_size: int = DEFAULT_MAX_FILE_SIZE,
         max_listed_files: int = MAX_LISTED_FILES,
+        page_size: int | None = None,
     ) -> None:
         if max_file_size < 1 or max_listed_files < 0:
             raise ValueError("max_file_size must be at least 1, max_listed_files at least 0")
-        self.root = resolve_root(path, include_hidden=include_hidden)
+        if page_size is not None and page_size < 1:
+            raise ValueError("page_size must be at least 1")
+        self.root = resolve_root(path, include_hidden=include_hidden, gitignore=gitignore)
         #: The folder's own URI (``file:///…/``): every file's URI starts with it.
         self.uri = folder_uri(self.root.path)
         self.max_file_size = max_file_size
+        #: Files per ``resources/list`` page.
+        self.page_size = page_size_for(max_listed_files) if page_size is None else page_size
         self.catalog = Catalog(self.root, self.uri, max_files=max_listed_files)
         self.catalog.replace(self.catalog.scan())
         self._limiter = trio.CapacityLimiter(MAX_CONCURRENT_READS)
@@ -98,6 +109,11 @@ class Folder:
     def include_hidden(self) -> bool:
         """Whether dot files and dot folders are served."""
         return self.root.include_hidden
+
+    @property
+    def gitignore(self) -> bool:
+        """Whether the folder's ``.gitignore`` rules are honoured."""
+        return self.root.gitignore
 
     def uri_of(self, parts: tuple[str, ...]) -> str:
         """The URI of the file at ``parts`` (path segments relative to the folder)."""
@@ -118,7 +134,7 @@ class Folder:
             FileTooLargeError: The file is over ``max_file_size``.
         """
         parts = parts_of_uri(uri, self.root.parts)
-        found = await self.run_sync(read_file, self.root, parts, self.max_file_size)
+        found = await self.run_sync(self._read, parts)
         return contents_of(uri, parts[-1], found.data)
 
     async def read_path(self, path: str) -> Contents:
@@ -126,8 +142,13 @@ class Folder:
         if path.startswith("file:"):
             return await self.read(path)
         parts = parts_of_path(path)
-        found = await self.run_sync(read_file, self.root, parts, self.max_file_size)
+        found = await self.run_sync(self._read, parts)
         return contents_of(self.uri_of(parts), parts[-1], found.data)
+
+    def _read(self, parts: tuple[str, ...]) -> FileData:
+        # An ignored file is "not found", as a hidden one: the rules of the latest scan.
+        ignored = self.catalog.snapshot.ignored
+        return read_file(self.root, parts, self.max_file_size, ignored=ignored)
 
     async def rescan(self) -> bool:
         """Scan the folder again; whether the set of listed files changed."""

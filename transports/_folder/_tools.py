@@ -19,7 +19,6 @@ import msgspec
 from mcpcore import types
 from mcpcore.server import Context, Server, ToolError
 from transports._folder._folder import Folder
-from transports._folder._opening import TreeWalk
 from transports._folder._search import (
     MAX_PATTERN_LENGTH,
     BatchResult,
@@ -29,6 +28,7 @@ from transports._folder._search import (
     compile_regex,
     grep_files,
 )
+from transports._folder._walk import TreeWalk
 
 __all__ = [
     "DEFAULT_GREP_SECONDS",
