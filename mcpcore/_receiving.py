@@ -130,7 +130,8 @@ class Receiving(ConversationState):
             reason = f"Malformed response: {too_deep.message}"
             self._complete(request_id, outgoing.spec, reason, events)
         elif not self._requests.gave_up_on(request_id):
-            events.append(self._ignored(None, too_deep.message))
+            reason = f"Response to an unknown request {request_id!r}, nested too deeply"
+            events.append(self._ignored(None, reason))
 
     def _receive_message(self, data: bytes, events: list[Event]) -> None:
         if not data.isascii() and not jsonrpc.is_valid_utf8(data):
