@@ -36,7 +36,7 @@ from typing import Final
 
 import msgspec
 
-__all__ = ["DECODE_ERRORS", "MAX_JSON_DEPTH", "SHORT_ENOUGH", "nests_too_deeply"]
+__all__ = ["DECODE_ERRORS", "MAX_JSON_DEPTH", "SHALLOW_SIZE", "nests_too_deeply"]
 
 #: How many arrays and objects may be open at once in a message from the peer:
 #: ``[[1]]`` nests 2 deep, and a 2025-03-26 batch counts as one level. Past it the
@@ -58,11 +58,12 @@ MAX_JSON_DEPTH: Final = 512
 #: `RecursionError` (nesting past what the stack holds; see the module docstring).
 DECODE_ERRORS: Final = (msgspec.DecodeError, UnicodeDecodeError, RecursionError)
 
-#: A valid JSON text nested D deep has D openers and D closers, so one of at most this
-#: many bytes can't nest too deeply (an invalid one fails to decode anyway, and its
-#: decoder recurses at most this deep before it does). A hot path tests the length
-#: itself before it calls `nests_too_deeply`: one comparison, not a call.
-SHORT_ENOUGH: Final = 2 * MAX_JSON_DEPTH + 1
+#: The most bytes a message can have and still surely nest no deeper than
+#: `MAX_JSON_DEPTH`: a valid JSON text nested D deep has D openers and D closers (an
+#: invalid one fails to decode anyway, and its decoder recurses at most this deep before
+#: it does). A hot path compares the length itself before it calls `nests_too_deeply`:
+#: one comparison instead of a call.
+SHALLOW_SIZE: Final = 2 * MAX_JSON_DEPTH + 1
 # Openers closer together than this on average (over the first `_PROBE` of them) make a
 # message dense: counting every byte (~0.3 ns a byte and bracket kind) then costs less
 # than a memchr walk (~100 ns an opener).
@@ -85,7 +86,7 @@ def nests_too_deeply(data: bytes) -> bool:
     answer may be either, and either way the message can't be decoded. Linear in
     ``len(data)``, and it never recurses.
     """
-    if len(data) <= SHORT_ENOUGH:
+    if len(data) <= SHALLOW_SIZE:
         return False
     openers = _sparse_openers(data)
     if openers is None:  # dense

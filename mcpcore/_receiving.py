@@ -24,7 +24,6 @@ from mcpcore._admission import (
 from mcpcore._conversation import ConversationState
 from mcpcore._envelope import Rejection, meta_of, progress_token_in
 from mcpcore._inflight import IncomingRequest
-from mcpcore._nesting import SHORT_ENOUGH
 from mcpcore._results import decode_result
 from mcpcore._state import Phase, Role, Step
 from mcpcore.errors import RemoteProtocolError
@@ -57,6 +56,8 @@ __all__ = ["Receiving"]
 _RESULT_OR_REQUEST: Final = b'{"jsonrpc":"2.0","id":'
 _NOTIFICATION: Final = b'{"jsonrpc":"2.0","method":'
 
+# A message no longer than this can't nest too deeply: one comparison on the hot path.
+_SHALLOW_SIZE: Final = jsonrpc.SHALLOW_SIZE
 _BATCH_DECODER: Final = msgspec.json.Decoder(list[Raw])
 _ANY_DECODER: Final = msgspec.json.Decoder()
 
@@ -78,7 +79,7 @@ class Receiving(ConversationState):
             # reused bytearray would change under them.
             data = bytes(data)
         events: list[Event] = []
-        if len(data) > SHORT_ENOUGH and jsonrpc.nests_too_deeply(data):
+        if len(data) > _SHALLOW_SIZE and jsonrpc.nests_too_deeply(data):
             self._receive_too_deep(data, events)
         elif data[:1] == b"[" or (data[:1].isspace() and data.lstrip()[:1] == b"["):
             self._receive_batch(data, events)

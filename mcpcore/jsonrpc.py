@@ -17,7 +17,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
-from mcpcore._nesting import DECODE_ERRORS, MAX_JSON_DEPTH, nests_too_deeply
+from mcpcore._nesting import DECODE_ERRORS, MAX_JSON_DEPTH, SHALLOW_SIZE, nests_too_deeply
 from mcpcore.types import Error, RequestId
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
+    "SHALLOW_SIZE",
     "TOO_DEEP",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
