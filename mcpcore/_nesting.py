@@ -20,9 +20,9 @@ input.
 is sure: a length comparison for a message of up to 1,025 bytes (every typical
 request); a memchr-speed walk from one ``[``/``{`` to the next while they are sparse (a
 long text with a few objects); byte counts for dense messages (listings), which bound
-the depth from above; and only when those can't tell (a listing of some 150 tools or
-more, or a message that really nests deep), one linear pass over the brackets that lie
-outside strings.
+the depth from above; and only when those can't tell (a listing of a hundred tools or
+more, fewer if their strings hold many brackets, or a message that really nests deep),
+one linear pass over the brackets that lie outside strings.
 
 `DECODE_ERRORS` is what decoding the peer's bytes raises when they are no JSON we can
 read; every decoder of peer input catches it, so nothing the check lets through can
@@ -48,8 +48,8 @@ __all__ = ["DECODE_ERRORS", "MAX_JSON_DEPTH", "SHALLOW_SIZE", "nests_too_deeply"
 #: ``repr``. (A recursive Python walk at 2 frames a level over a value that deep would
 #: not fit: it gets `RecursionError`, an error result, like any handler exception.)
 #: It is also where the check stays cheap: a message of up to 1,025 bytes can't nest
-#: deeper, nor can a listing of up to ~150 tools (see `nests_too_deeply`). (serde_json
-#: stops at 128, orjson at 1,024.)
+#: deeper, nor can a listing of up to about a hundred tools (see `nests_too_deeply`).
+#: (serde_json stops at 128, orjson at 1,024.)
 MAX_JSON_DEPTH: Final = 512
 
 #: What decoding the peer's bytes with msgspec raises for input that is no JSON we can
