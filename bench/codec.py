@@ -3,9 +3,11 @@
 Every workload is one wire message (see `bench.payloads`); every variant turns its
 bytes into objects and back into bytes, once per operation:
 
-* ``mcpcore``: the path `mcpcore.Connection` takes. A request or notification is read
-  in one pass into its typed params (`MethodTable.call_decoder`); a result in one pass
-  too (with requests of one method in flight the result type is known in advance).
+* ``mcpcore``: the path `mcpcore.Connection` takes. The nesting is checked first
+  (`jsonrpc.nests_too_deeply`, a length comparison for a short message); a request or
+  notification is read in one pass into its typed params (`MethodTable.call_decoder`);
+  a result in one pass too (with requests of one method in flight the result type is
+  known in advance).
   `encode_request` / `encode_notification` / `encode_result_response` write it back.
 * ``sdk``: the official SDK's leanest typed path; ``sdk-session``: the same plus the
   checks its session and runner add. See `bench.sdk` for exactly what each does.
@@ -73,13 +75,15 @@ WORKLOADS = (
 def mcpcore_codec(payload: Payload) -> Callable[[], bytes]:
     """Decode to typed and encode back the way `mcpcore.Connection` does it.
 
-    Receiving checks UTF-8 once, then reads a request or notification in one pass
+    Receiving checks the nesting (`jsonrpc.nests_too_deeply`, past `SHALLOW_SIZE`
+    bytes) and UTF-8 once, then reads a request or notification in one pass
     (`MethodTable.call_decoder`), and a result in one pass too: with requests of one
     method in flight, the client knows the result type before reading the id.
     """
     data = payload.data
     spec = DEFAULT_METHODS[payload.method]
     is_valid_utf8 = jsonrpc.is_valid_utf8
+    shallow, too_deep = jsonrpc.SHALLOW_SIZE, jsonrpc.nests_too_deeply
     if payload.kind == "result":
         # A client with requests of one method in flight knows the result type before
         # reading the id, and decodes the whole response in one pass.
@@ -88,6 +92,8 @@ def mcpcore_codec(payload: Payload) -> Callable[[], bytes]:
         prefix = b'{"jsonrpc":"2.0","id":'
 
         def result_codec() -> bytes:
+            if len(data) > shallow and too_deep(data):
+                raise BenchmarkError("nested too deeply")
             if not is_valid_utf8(data) or not data.startswith(prefix):
                 raise BenchmarkError("not a plain result")
             message = decode_message(data)
@@ -101,7 +107,7 @@ def mcpcore_codec(payload: Payload) -> Callable[[], bytes]:
 
         def request_codec() -> bytes:
             # Requests reach servers, which try the one pass directly.
-            if not is_valid_utf8(data):
+            if (len(data) > shallow and too_deep(data)) or not is_valid_utf8(data):
                 raise BenchmarkError("not a valid request")
             call = decode_call(data)
             return encode_request(call.id, call.spec.name, call.params)
@@ -112,6 +118,8 @@ def mcpcore_codec(payload: Payload) -> Callable[[], bytes]:
 
     def notification_codec() -> bytes:
         # Notifications reach clients, which know one by its first bytes.
+        if len(data) > shallow and too_deep(data):
+            raise BenchmarkError("nested too deeply")
         if not is_valid_utf8(data) or not data.startswith(b'{"jsonrpc":"2.0","method":'):
             raise BenchmarkError("not a valid notification")
         call = decode_call(data)

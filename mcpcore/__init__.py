@@ -30,6 +30,7 @@ from mcpcore.events import (
     ResponseReceived,
     SubscriptionEnded,
 )
+from mcpcore.jsonrpc import MAX_JSON_DEPTH
 from mcpcore.methods import DEFAULT_METHODS, Direction, MethodSpec, MethodTable
 from mcpcore.versions import (
     ALL_VERSIONS,
@@ -56,6 +57,7 @@ __all__ = [
     "LATEST_MODERN_VERSION",
     "LATEST_VERSION",
     "LEGACY_VERSIONS",
+    "MAX_JSON_DEPTH",
     "MAX_RECENTLY_CLOSED_IDS",
     "MAX_REQUESTS_IN_FLIGHT",
     "MAX_SUBSCRIPTIONS",

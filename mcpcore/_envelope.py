@@ -99,7 +99,7 @@ def probe_meta(raw_params: Raw | UnsetType) -> dict[str, Any] | None:
         return None
     try:
         meta = _PROBE_DECODER.decode(raw_params).meta
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except jsonrpc.DECODE_ERRORS:
         return None
     return meta if isinstance(meta, dict) else None
 

@@ -1,9 +1,10 @@
 """Reading the peer: one message in, the events it makes and the state it changes.
 
-Every check a peer's message goes through, in order: the envelope (`jsonrpc`), the
-method table, the params, the era rules (`_admission`), the request table. Input that
-can be answered becomes an `InvalidMessage` carrying the reply; an unusable answer to
-one of our requests becomes an `InvalidResponse`; nothing else escapes.
+Every check a peer's message goes through, in order: how deeply it nests
+(`jsonrpc.nests_too_deeply`, before anything decodes it), the envelope (`jsonrpc`),
+the method table, the params, the era rules (`_admission`), the request table. Input
+that can be answered becomes an `InvalidMessage` carrying the reply; an unusable answer
+to one of our requests becomes an `InvalidResponse`; nothing else escapes.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ __all__ = ["Receiving"]
 _RESULT_OR_REQUEST: Final = b'{"jsonrpc":"2.0","id":'
 _NOTIFICATION: Final = b'{"jsonrpc":"2.0","method":'
 
+# A message no longer than this can't nest too deeply: one comparison on the hot path.
+_SHALLOW_SIZE: Final = jsonrpc.SHALLOW_SIZE
 _BATCH_DECODER: Final = msgspec.json.Decoder(list[Raw])
 _ANY_DECODER: Final = msgspec.json.Decoder()
 
@@ -76,7 +79,9 @@ class Receiving(ConversationState):
             # reused bytearray would change under them.
             data = bytes(data)
         events: list[Event] = []
-        if data[:1] == b"[" or (data[:1].isspace() and data.lstrip()[:1] == b"["):
+        if len(data) > _SHALLOW_SIZE and jsonrpc.nests_too_deeply(data):
+            self._receive_too_deep(data, events)
+        elif data[:1] == b"[" or (data[:1].isspace() and data.lstrip()[:1] == b"["):
             self._receive_batch(data, events)
         else:
             self._receive_message(data, events)
@@ -95,13 +100,39 @@ class Receiving(ConversationState):
         except msgspec.ValidationError:
             events.append(self._invalid(jsonrpc.INVALID_REQUEST, "Invalid Request: bad batch"))
             return
-        except (msgspec.DecodeError, UnicodeDecodeError):
+        except jsonrpc.DECODE_ERRORS:
             events.append(self._invalid(jsonrpc.PARSE_ERROR, "Parse error: invalid JSON"))
             return
         if not items:
             events.append(self._invalid(jsonrpc.INVALID_REQUEST, "Invalid Request: empty batch"))
         for item in items:
             self._receive_message(bytes(item), events)
+
+    def _receive_too_deep(self, data: bytes, events: list[Event]) -> None:
+        """Refuse a message nested past `jsonrpc.MAX_JSON_DEPTH`, which is never decoded.
+
+        Its id, peeked from the usual first bytes, still lets the conversation go on
+        cleanly: a request gets its -32700 with the id echoed (so its caller hears of
+        it at once), and an answer to one of our requests ends that request unusable
+        (JSON-RPC never answers a response). Anything else is answered -32700 bare.
+        """
+        too_deep = jsonrpc.TOO_DEEP
+        peeked = jsonrpc.peek_id(data)
+        if peeked is None:
+            events.append(self._invalid(too_deep.code, too_deep.message))
+            return
+        request_id, member = peeked
+        if member == "method":
+            events.append(self._invalid(too_deep.code, too_deep.message, request_id=request_id))
+            return
+        outgoing = self._requests.outgoing.get(request_id)
+        if outgoing is not None:
+            self._requests.finish(request_id)
+            reason = f"Malformed response: {too_deep.message}"
+            self._complete(request_id, outgoing.spec, reason, events)
+        elif not self._requests.gave_up_on(request_id):
+            reason = f"Response to an unknown request {request_id!r}, nested too deeply"
+            events.append(self._ignored(None, reason))
 
     def _receive_message(self, data: bytes, events: list[Event]) -> None:
         if not data.isascii() and not jsonrpc.is_valid_utf8(data):
@@ -379,7 +410,7 @@ class Receiving(ConversationState):
         """A well-formed request or notification, decoded in one pass; False if not."""
         try:
             call = self._call_decoder.decode(data)
-        except msgspec.DecodeError:
+        except jsonrpc.DECODE_ERRORS:
             return False
         spec, params = call.spec, call.params
         if params is UNSET:
@@ -409,7 +440,7 @@ class Receiving(ConversationState):
             spec = peeked_request.spec
         try:
             message = spec.decode_result_message(data)
-        except msgspec.DecodeError:
+        except jsonrpc.DECODE_ERRORS:
             return False
         request_id, result = message.id, message.result
         outgoing = self._requests.outgoing.get(request_id)

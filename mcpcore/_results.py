@@ -118,7 +118,7 @@ def decode_result(spec: MethodSpec, raw: bytes, *, modern: bool) -> Any:
     """
     try:
         result = spec.decode_result(raw)
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+    except jsonrpc.DECODE_ERRORS as exc:
         if modern and spec.input_required:
             # An InputRequiredResult lacks the fields a complete result requires.
             input_required = _decode_input_required(raw)
@@ -140,7 +140,7 @@ def decode_result(spec: MethodSpec, raw: bytes, *, modern: bool) -> Any:
 def _decode_input_required(raw: bytes) -> InputRequiredResult | None:
     try:
         result = jsonrpc.decoder_for(InputRequiredResult).decode(raw)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except jsonrpc.DECODE_ERRORS:
         return None
     return result if result.result_type == "input_required" else None
 

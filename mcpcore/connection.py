@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import msgspec
 from msgspec import UNSET
 
 from mcpcore import _listen, _state, jsonrpc
@@ -68,6 +69,9 @@ _LOG_RANK: Final = {
         ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
     )
 }
+# What encoding a result raises when JSON can't hold it: an object of a type msgspec
+# does not encode (TypeError, msgspec.EncodeError), or nesting past the stack.
+_UNENCODABLE: Final = (msgspec.EncodeError, TypeError, RecursionError)
 # Notifications with an action of their own, because the core must track them.
 _DEDICATED_ACTIONS: Final = {
     "notifications/cancelled": "cancel() or cancel_subscription()",
@@ -221,12 +225,30 @@ class Connection(Receiving):
         return data
 
     def send_result(self, request_id: RequestId, result: Any) -> bytes | None:
-        """Answer the peer's request. None if the peer cancelled it: nothing is sent."""
+        """Answer the peer's request. None if the peer cancelled it: nothing is sent.
+
+        Raises:
+            LocalProtocolError: ``result`` can't answer the request: the wrong type, or
+                a value JSON can't hold (an object msgspec can't encode, or nesting past
+                what the stack holds). The request stays open, to be answered with an
+                error instead.
+        """
         incoming = self._requests.open_incoming(request_id)
         spec = incoming.spec
         problem = result_problem(spec, incoming, result, self._version)
         if problem is not None:
             raise LocalProtocolError(problem)
+        if spec.name == _listen.LISTEN:
+            result = _listen.stamp_subscription_id(result, request_id)
+        version = incoming.protocol_version
+        if version is not None and era_of(version) is Era.MODERN:
+            result = shape_modern_result(spec, result, self._server_meta)
+        # Encoded before anything changes, so that a result that can't be encoded
+        # leaves the request open for the error that answers it instead.
+        try:
+            data = jsonrpc.encode_result_response(request_id, result)
+        except _UNENCODABLE as exc:
+            raise LocalProtocolError(f"the {spec.name} result can't be encoded: {exc}") from exc
         self._requests.close_incoming(request_id)
         if incoming.cancelled:
             return None
@@ -234,12 +256,7 @@ class Connection(Receiving):
             self._advance(Step.INITIALIZE_RESULT)
             if self._capabilities is None:
                 self._capabilities = result.capabilities
-        elif spec.name == _listen.LISTEN:
-            result = _listen.stamp_subscription_id(result, request_id)
-        version = incoming.protocol_version
-        if version is not None and era_of(version) is Era.MODERN:
-            result = shape_modern_result(spec, result, self._server_meta)
-        return jsonrpc.encode_result_response(request_id, result)
+        return data
 
     def send_error(
         self, request_id: RequestId, code: int, message: str, data: Any = UNSET

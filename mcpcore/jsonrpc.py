@@ -17,18 +17,23 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
+from mcpcore._nesting import DECODE_ERRORS, MAX_JSON_DEPTH, SHALLOW_SIZE, nests_too_deeply
 from mcpcore.types import Error, RequestId
 
 __all__ = [
+    "DECODE_ERRORS",
     "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
     "INVALID_UTF8",
+    "MAX_JSON_DEPTH",
     "METHOD_NOT_FOUND",
     "MISSING_REQUIRED_CLIENT_CAPABILITY",
     "PARSE_ERROR",
     "RESOURCE_NOT_FOUND",
+    "SHALLOW_SIZE",
+    "TOO_DEEP",
     "UNSUPPORTED_PROTOCOL_VERSION",
     "URL_ELICITATION_REQUIRED",
     "MalformedMessage",
@@ -43,6 +48,8 @@ __all__ = [
     "encode_request",
     "encode_result_response",
     "is_valid_utf8",
+    "nests_too_deeply",
+    "peek_id",
     "peek_result_id",
 ]
 
@@ -198,6 +205,10 @@ def is_valid_utf8(data: bytes) -> bool:
 
 #: The answer to bytes that are not UTF-8.
 INVALID_UTF8: Final = MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid UTF-8")
+#: The answer to JSON nested deeper than `MAX_JSON_DEPTH` (see `nests_too_deeply`).
+TOO_DEEP: Final = MalformedMessage(
+    code=PARSE_ERROR, message=f"Parse error: nested deeper than {MAX_JSON_DEPTH} levels"
+)
 
 
 def decode_envelope(data: bytes, *, utf8_checked: bool = False) -> WireMessage | MalformedMessage:
@@ -205,6 +216,9 @@ def decode_envelope(data: bytes, *, utf8_checked: bool = False) -> WireMessage |
 
     Never raises: bytes that can't be read come back as a `MalformedMessage` saying
     how to answer them. ``utf8_checked`` skips the UTF-8 check a caller already made.
+    Only ``jsonrpc``, ``id`` and ``method`` are built, so nothing deep comes out however
+    deep the bodies nest; check `nests_too_deeply` before decoding those (as
+    `Connection.receive` does).
     """
     if not utf8_checked and not is_valid_utf8(data):
         return INVALID_UTF8
@@ -214,14 +228,20 @@ def decode_envelope(data: bytes, *, utf8_checked: bool = False) -> WireMessage |
         # Valid JSON of the wrong shape. Rare, so take the slow road and look at it
         # generically to recover an id to echo and to tell requests from responses.
         return _classify_invalid(data)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except RecursionError:
+        return TOO_DEEP  # deeper than the stack holds, even to skip the bodies
+    except DECODE_ERRORS:
         # "MUST be UTF-8 encoded" (2024-11-05 basic): msgspec raises
         # UnicodeDecodeError, not DecodeError, for invalid UTF-8.
         return MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid JSON")
 
 
-_RESULT_PREFIX: Final = b'{"jsonrpc":"2.0","id":'
+_ID_PREFIX: Final = b'{"jsonrpc":"2.0","id":'
 _RESULT_KEY: Final = b',"result":'
+# The member after the id, and what it makes of a message (for `peek_id`).
+_NEXT_KEYS: Final = ((b',"method":', "method"), (_RESULT_KEY, "result"), (b',"error":', "error"))
+# No id of ours is longer, and Python refuses to convert a much longer digit string.
+_MAX_ID_DIGITS: Final = 20
 
 
 def peek_result_id(data: bytes) -> RequestId | None:
@@ -232,39 +252,72 @@ def peek_result_id(data: bytes) -> RequestId | None:
     be decoded in one pass. None when the message does not start that way (or its id
     has escapes): the general path reads it. A hint only: the one-pass decode checks it.
     """
-    if not data.startswith(_RESULT_PREFIX):
+    read = _read_id(data)
+    if read is None:
         return None
-    start = len(_RESULT_PREFIX)
+    request_id, end = read
+    return request_id if data.startswith(_RESULT_KEY, end) else None
+
+
+def peek_id(data: bytes) -> tuple[RequestId, str] | None:
+    """The id of a message written in the usual key order, and the member after it.
+
+    ``{"jsonrpc":"2.0","id":7,"method":…`` gives ``(7, "method")``; the member is
+    ``"method"`` (a request), ``"result"`` or ``"error"`` (a response). None when the
+    message does not start that way. Read without parsing the rest, for a message that
+    is not parsed at all (`nests_too_deeply`): a hint, as nothing after it is checked.
+    """
+    read = _read_id(data)
+    if read is None:
+        return None
+    request_id, end = read
+    for key, member in _NEXT_KEYS:
+        if data.startswith(key, end):
+            return request_id, member
+    return None
+
+
+def _read_id(data: bytes) -> tuple[RequestId, int] | None:
+    """The id after ``{"jsonrpc":"2.0","id":`` and where it ends; None if it is unusual.
+
+    Unusual: escapes in a string id, a string id that isn't UTF-8, or an integer id of
+    more than `_MAX_ID_DIGITS` digits.
+    """
+    if not data.startswith(_ID_PREFIX):
+        return None
+    start = len(_ID_PREFIX)
     if data[start : start + 1] == b'"':
         end = data.find(b'"', start + 1)
         if end < 0:
             return None
         token = data[start + 1 : end]
-        if b"\\" in token:
+        if b"\\" in token or not is_valid_utf8(token):
             return None
         request_id: RequestId = token.decode()
         end += 1
     else:
-        end = data.find(b",", start)
+        end = data.find(b",", start, start + _MAX_ID_DIGITS + 2)
         token = data[start:end]
         if end < 0 or not token.lstrip(b"-").isdigit():
             return None
         request_id = int(token)
-    return request_id if data.startswith(_RESULT_KEY, end) else None
+    return request_id, end
 
 
 def decode_error(raw: Raw) -> WireError | None:
     """Decode the ``error`` member of a response, or None if it is not a JSON-RPC error object."""
     try:
         return _ERROR_DECODER.decode(raw)
-    except msgspec.ValidationError:
+    except DECODE_ERRORS:
         return None
 
 
 def _classify_invalid(data: bytes) -> MalformedMessage:
     try:
         value = _ANY_DECODER.decode(data)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except RecursionError:
+        return TOO_DEEP
+    except DECODE_ERRORS:
         # The typed decode can stop at the first wrong type (a top-level array, say)
         # before the parser has seen that the rest is not JSON at all.
         return MalformedMessage(code=PARSE_ERROR, message="Parse error: invalid JSON")

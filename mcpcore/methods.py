@@ -18,7 +18,7 @@ from msgspec import UNSET, UnsetType
 
 from mcpcore import types
 from mcpcore._onepass import build_call_decoder, build_result_decoder
-from mcpcore.jsonrpc import decoder_for
+from mcpcore.jsonrpc import DECODE_ERRORS, decoder_for
 from mcpcore.versions import ALL_VERSIONS, LEGACY_VERSIONS, MODERN_VERSIONS
 
 __all__ = [
@@ -104,7 +104,7 @@ class MethodSpec:
             return self.decode_params(raw)
         except TypeError:
             return None  # absent, but the method's params have required fields
-        except (msgspec.DecodeError, UnicodeDecodeError):
+        except DECODE_ERRORS:
             return None
 
     def decode_result(self, raw: bytes) -> Any:

@@ -46,6 +46,7 @@ MCPCORE_API = {
     "LEGACY_VERSIONS",
     "LocalProtocolError",
     "McpError",
+    "MAX_JSON_DEPTH",
     "MAX_RECENTLY_CLOSED_IDS",
     "MAX_REQUESTS_IN_FLIGHT",
     "MAX_SUBSCRIPTIONS",

@@ -107,10 +107,15 @@ _ERROR_DECODER: Final = msgspec.json.Decoder(_ErrorResponse)
 
 
 def error_in_body(body: bytes) -> BodyError | None:
-    """The JSON-RPC error response an HTTP error body holds, or None if it holds none."""
+    """The JSON-RPC error response an HTTP error body holds, or None if it holds none.
+
+    None too for a body nested past `jsonrpc.MAX_JSON_DEPTH` (never decoded).
+    """
+    if jsonrpc.nests_too_deeply(body):
+        return None
     try:
         response = _ERROR_DECODER.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except jsonrpc.DECODE_ERRORS:
         return None
     return BodyError(response.id, response.error)
 

@@ -102,12 +102,15 @@ class HttpRejection:
 def read_modern_request(body: bytes) -> ModernRequest | None:
     """The parts of a request POST the header checks need; None if it is no single request.
 
-    None for anything else (invalid JSON, a batch, a response, a wrong shape): the
-    `Connection` answers those itself.
+    None for anything else (invalid JSON, a batch, a response, a wrong shape, nesting
+    past `jsonrpc.MAX_JSON_DEPTH`, which is never decoded): the `Connection` answers
+    those itself.
     """
+    if jsonrpc.nests_too_deeply(body):
+        return None
     try:
         decoded = _BODY_DECODER.decode(body)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except jsonrpc.DECODE_ERRORS:
         return None
     params = decoded.params
     if params is UNSET:
@@ -189,7 +192,7 @@ def _param_problem(
     if raw_arguments is not UNSET:
         try:
             arguments = _ANY_DECODER.decode(raw_arguments)
-        except (msgspec.DecodeError, UnicodeDecodeError):
+        except jsonrpc.DECODE_ERRORS:
             return None  # not JSON the Connection accepts either: it answers
     if arguments is not None and not isinstance(arguments, Mapping):
         return None  # wrong shape: the Connection answers -32602

@@ -22,6 +22,7 @@ from typing import Any, Final
 import msgspec
 from msgspec import UNSET
 
+from mcpcore import jsonrpc
 from mcpcore.server._sealing import Sealer, TamperedError
 from mcpcore.types import (
     CallToolRequestParams,
@@ -151,7 +152,7 @@ class StateCodec:
         payload = self._sealer.open(_PURPOSE, token)
         try:
             state = _STATE_DECODER.decode(payload)
-        except msgspec.DecodeError:
+        except jsonrpc.DECODE_ERRORS:
             raise TamperedError("malformed state") from None
         if state.method != method or state.digest != digest or state.principal != principal:
             raise TamperedError("the state belongs to another request")

@@ -13,6 +13,8 @@ Behaviours (how the process treats the protocol):
 * ``noisy``: before serving, write to the real stdout what no server should: a line that
   is not JSON, one that is not UTF-8, a JSON-RPC response nobody asked for, and a line
   of `NOISE_LINE_SIZE` bytes (longer than the tests' client accepts).
+* ``deep-noise``: before serving, write lines nested `DEEP_NOISE_LEVELS` deep: a
+  notification, an answer to a request nobody made, an array, and one cut short.
 
 Tools:
 
@@ -24,6 +26,8 @@ Tools:
 * ``say(text)``: writes ``text`` to stderr, answers "said";
 * ``shout(text)``: ``print``s ``text`` (Python's stdout) and writes it to file
   descriptor 1 as well, answers "shouted": `serve_stdio` must keep both off the protocol.
+* ``nested(levels)``: answers with structured content ``levels`` arrays deep;
+* ``log_nested(levels)``: logs (at ``info``) data ``levels`` arrays deep, answers "logged".
 """
 
 from __future__ import annotations
@@ -34,12 +38,14 @@ import signal
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import trio
 
+from mcpcore import types
 from mcpcore.server import Context, Server
 from transports import serve_stdio
 
@@ -47,6 +53,16 @@ from transports import serve_stdio
 CANCEL_WAIT = 5.0
 #: Bytes of the oversized line the ``noisy`` behaviour writes.
 NOISE_LINE_SIZE = 100_000
+#: How deep the lines of the ``deep-noise`` behaviour nest (~2 KB lines, issue 15).
+DEEP_NOISE_LEVELS = 1000
+
+
+def nested_list(levels: int) -> Any:
+    """``levels`` arrays, one inside the other, around a 0."""
+    value: Any = 0
+    for _ in range(levels):
+        value = [value]
+    return value
 
 
 def build() -> Server:
@@ -91,6 +107,17 @@ def build() -> Server:
         return "said"
 
     @server.tool()
+    def nested(levels: int) -> types.CallToolResult:
+        """Answers with structured content nested ``levels`` deep."""
+        return types.CallToolResult(content=[], structured_content=nested_list(levels))
+
+    @server.tool()
+    async def log_nested(ctx: Context, levels: int) -> str:
+        """Logs data nested ``levels`` deep."""
+        await ctx.log("info", nested_list(levels))
+        return "logged"
+
+    @server.tool()
     def shout(text: str) -> str:
         """Prints to stdout, both through Python and straight to fd 1."""
         print(text, flush=True)
@@ -98,6 +125,20 @@ def build() -> Server:
         return "shouted"
 
     return server
+
+
+def make_deep_noise() -> None:
+    levels = DEEP_NOISE_LEVELS
+    deep = b"[" * levels + b"]" * levels
+    noise = [
+        b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":'
+        + deep
+        + b"}}",
+        b'{"jsonrpc":"2.0","id":424242,"result":' + deep + b"}",
+        deep,
+        b'{"a":' * levels,
+    ]
+    os.write(1, b"\n".join(noise) + b"\n")
 
 
 def make_noise() -> None:
@@ -129,6 +170,7 @@ def main() -> int:
             "silent",
             "exit-at-once",
             "noisy",
+            "deep-noise",
         ],
     )
     behaviour = parser.parse_args().behaviour
@@ -146,6 +188,8 @@ def main() -> int:
         return 0
     if behaviour == "noisy":
         make_noise()
+    if behaviour == "deep-noise":
+        make_deep_noise()
     if behaviour == "ignore-sigterm":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     trio.run(serve, behaviour)

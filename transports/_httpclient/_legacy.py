@@ -29,6 +29,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
+from mcpcore import jsonrpc
 from mcpcore.framing.sse import SSEParser
 from mcpcore.http import (
     LAST_EVENT_ID_HEADER,
@@ -339,7 +340,9 @@ class LegacySession:
 
 
 def _decode_answer(data: bytes) -> _InitializeAnswer | None:
+    if jsonrpc.nests_too_deeply(data):
+        return None
     try:
         return _ANSWER_DECODER.decode(data)
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except jsonrpc.DECODE_ERRORS:
         return None

@@ -78,7 +78,7 @@ _METHOD_DECODER: Final = msgspec.json.Decoder(_MethodOnly)
 def _is_initialize(body: bytes) -> bool:
     try:
         return _METHOD_DECODER.decode(body).method == "initialize"
-    except (msgspec.DecodeError, UnicodeDecodeError):
+    except jsonrpc.DECODE_ERRORS:
         return False
 
 
