@@ -161,18 +161,13 @@ def _depth(data: bytes) -> int:
 
 
 def _without_escapes(data: bytes) -> bytes:
-    r"""``data`` with every escape (``\"``, ``\\``, ``\n``, ``\u``…) cut out.
+    r"""``data`` with the escapes that could fool `_depth` (``\"`` and ``\\``) cut out.
 
     Escapes occur only in strings, and each backslash that starts one takes the next
-    byte with it, so cutting from the left pairs them as a parser would.
+    byte with it; `bytes.replace` pairs backslashes from the left as a parser does, so
+    once the escaped backslashes are gone every ``\"`` left is an escaped quote. (The
+    backslash of any other escape, ``\n`` or ``\u``, is no bracket and no quote: the
+    translation in `_depth` drops it.) Two C passes; a loop over each backslash took
+    twice as long on escape-heavy listings.
     """
-    find = data.find
-    pieces = []
-    start = 0
-    at = find(b"\\")
-    while at >= 0:
-        pieces.append(data[start:at])
-        start = at + 2
-        at = find(b"\\", start)
-    pieces.append(data[start:])
-    return b"".join(pieces)
+    return data.replace(b"\\\\", b"").replace(b'\\"', b"")
