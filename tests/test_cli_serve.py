@@ -23,7 +23,8 @@ from mcpcore.client import McpError
 from tests.cli_helpers import route_address, started, stopped_output
 from tests.transports.folder_tree import MCPCORE, START_TIMEOUT, make_tree, read_line
 from transports import open_http_client, open_stdio_client, open_websocket_client
-from transports._folder._command import parse_size
+from transports._folder._command import add_serve_command, parse_size
+from transports._folder._limit_options import ServeLimits, serve_limits
 from transports.cli import main
 
 
@@ -398,3 +399,64 @@ def test_a_token_is_required_when_given_and_silences_the_warning(tmp_path: Path)
         assert status_for(port, f"127.0.0.1:{port}", token="wrong") == 401
         assert status_for(port, f"127.0.0.1:{port}", token="s3cret-T0ken") == 200
     assert "warning" not in served.stderr
+
+
+def test_help_lists_every_limit_a_client_can_hit_and_how_to_change_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = capsys.readouterr().out
+    limits = text.split("limits (what a client can run into", 1)[1].split("examples:", 1)[0]
+    for limit, option in [
+        ("files listed", "--max-files"),
+        ("file size", "--max-file-size"),
+        ("message size", "--max-message-size"),
+        ("partial messages", "--partial-budget"),
+        ("connections", "--max-connections"),
+        ("legacy sessions", "--max-sessions"),
+    ]:
+        assert limit in limits
+        assert option in limits
+        assert f"{option} " in text.split("limits (what", 1)[0]  # an option of its own
+    assert "JSON nesting" in limits
+
+
+def test_the_limit_options_reach_the_transports(tmp_path: Path) -> None:
+    root = make_tree(tmp_path)
+    with running(str(root), "--port", "0", "--max-message-size", "2KiB") as process:
+        assert process.stdout is not None
+        url = read_line(process, process.stdout).rsplit(" at ", 1)[1].strip()
+        parts = urlsplit(url)
+        connection = HTTPConnection(parts.hostname or "", parts.port, timeout=START_TIMEOUT)
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json, text/event-stream",
+        }
+        hello = {"protocolVersion": "2025-11-25", "capabilities": {}}
+        hello["clientInfo"] = {"name": "test", "version": "1"}
+        for pad, status in [(3000, 413), (100, 200)]:
+            connection.close()  # (a refusal closes the connection: a new one each time)
+            params = {**hello, "pad": "x" * pad}
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+            connection.request("POST", parts.path, body=body, headers=headers)
+            answer = connection.getresponse()
+            answer.read()
+            assert (pad, answer.status) == (pad, status)
+        connection.close()
+
+
+def test_every_limit_option_sets_its_limit() -> None:
+    parser = argparse.ArgumentParser()
+    commands = parser.add_subparsers(dest="command")
+    add_serve_command(commands)
+    options = "--max-message-size 1MiB --max-connections 7 --max-sessions 5 --partial-budget 8MiB"
+    arguments = parser.parse_args(["serve", *options.split()])
+    limits = serve_limits(arguments)
+    assert limits.http.max_body_size == limits.websocket.max_message_size == 1 << 20
+    assert limits.max_line_size == 1 << 20
+    assert limits.http.max_connections == limits.websocket.max_connections == 7
+    assert limits.http.max_sessions == 5
+    assert limits.http.max_partial_bytes == limits.websocket.max_partial_bytes == 8 << 20
+    defaults = serve_limits(parser.parse_args(["serve"]))
+    assert defaults == ServeLimits()

@@ -31,6 +31,7 @@ import trio
 from mcpcore.server._pagination import MAX_PAGE_SIZE
 from transports._folder._catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
 from transports._folder._folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
+from transports._folder._limit_options import add_limit_options, limits_epilog, serve_limits
 from transports._folder._run import DEFAULT_HOST, DEFAULT_PORT, serve_folder
 from transports._folder._walk import MAX_WALK_ENTRIES
 from transports._listening import (
@@ -106,7 +107,7 @@ def add_serve_command(commands: Any) -> None:
             f"raised, so that the listing takes at most {MAX_LISTING_PAGES} pages). Files past\n"
             "the cap are still read by URI and found by search_files and grep."
         ),
-        epilog=EXAMPLES,
+        epilog=limits_epilog() + "\n" + EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     serve.add_argument(
@@ -163,7 +164,13 @@ def add_serve_command(commands: Any) -> None:
         action="store_true",
         help="don't watch for changes: no notifications, and the listing stays as at start",
     )
-    serve.add_argument("-v", "--verbose", action="store_true", help="log more")
+    serve.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log each request (method, name, outcome, time) and each refusal",
+    )
+    add_limit_options(serve, parse_size, parse_count)
 
 
 def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = None) -> int:
@@ -227,6 +234,7 @@ async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> 
                     watch=not arguments.no_watch,
                     allowed_hosts=allowed_hosts(arguments.host, arguments.allow_host),
                     auth=token_auth(arguments.token),
+                    limits=serve_limits(arguments),
                 )
             )
             if url is not None:

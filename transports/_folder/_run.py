@@ -17,6 +17,7 @@ import trio
 from mcpcore.server import Context
 from transports._folder._build import build_folder_server
 from transports._folder._folder import Folder
+from transports._folder._limit_options import ServeLimits
 from transports._folder._watch import watch_folder
 from transports._httpserver import BearerAuth, serve_http
 from transports._httpserver._listener import DEFAULT_PATH as HTTP_PATH
@@ -46,6 +47,7 @@ async def serve_folder(
     watch: bool = True,
     allowed_hosts: Iterable[str] | None = None,
     auth: BearerAuth | None = None,
+    limits: ServeLimits | None = None,
     task_status: trio.TaskStatus[str | None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``folder`` (see `build_folder_server`), watching it for changes.
@@ -63,6 +65,8 @@ async def serve_folder(
             default the loopback names, ``host``, and for a wildcard ``host``
             (``0.0.0.0``, ``::``) the machine's addresses and name.
         auth: Require bearer tokens (see `transports.BearerAuth`).
+        limits: The transports' limits (message sizes, connections, sessions, the
+            partial-message budget); each transport's defaults when None.
         task_status: Started with the URL clients connect to (None for stdio; the
             loopback one for a wildcard ``host``), once the folder is watched and the
             transport accepts connections.
@@ -71,17 +75,26 @@ async def serve_folder(
         OSError: The address can't be bound (a port in use...).
     """
     server = build_folder_server(folder, on_error=_log_failure)
+    limits = ServeLimits() if limits is None else limits
     async with trio.open_nursery() as nursery:
         if watch:
             await nursery.start(watch_folder, folder, server)
         if transport == "stdio":
             task_status.started(None)
-            await serve_stdio(server)
+            await serve_stdio(server, max_message_size=limits.max_line_size)
             nursery.cancel_scope.cancel()
             return
         allowed = hosts_served_at(host) if allowed_hosts is None else tuple(allowed_hosts)
-        serve: Any = serve_http if transport == "http" else serve_websocket
-        options = {"host": host, "port": port, "allowed_hosts": allowed, "auth": auth}
+        options: dict[str, Any] = {
+            "host": host,
+            "port": port,
+            "allowed_hosts": allowed,
+            "auth": auth,
+        }
+        if transport == "http":
+            serve: Any = partial(serve_http, limits=limits.http, websocket=limits.websocket)
+        else:
+            serve = partial(serve_websocket, limits=limits.websocket)
         bound = await nursery.start(partial(serve, server, **options))
         scheme, path = ("http", HTTP_PATH) if transport == "http" else ("ws", WEBSOCKET_PATH)
         task_status.started(first_url(scheme, host, bound, path))
