@@ -1,7 +1,7 @@
 """The busy-poll budget mcpcore's transports get in every layer (``--busy-poll``).
 
 `transports` spins briefly before its event loop sleeps (`transports.DEFAULT_BUSY_POLL`,
-see transports/_busypoll.py): on a request-response connection that saves the wake-up,
+see transports/_runtime/busypoll.py): on a request-response connection that saves the wake-up,
 which on a virtual machine is most of a round trip. The raw ceilings and the official
 SDK do not spin. ``python -m bench --busy-poll 0`` measures mcpcore without it, for the
 like-for-like comparison of the protocol work; the default measures what a user gets.

@@ -500,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--transport", choices=["stdio", "http", "ws"], default="stdio")
-    from transports._listening import add_listening_options
+    from mcpcore_cli.listening import add_listening_options
 
     add_listening_options(parser, default_host="127.0.0.1", default_port=3001)
     parser.add_argument(
@@ -521,15 +521,15 @@ def main(argv: list[str] | None = None) -> int:
 async def _serve(arguments: argparse.Namespace) -> None:
     import trio
 
-    from transports import serve_http, serve_stdio, serve_websocket
-    from transports._listening import (
+    from mcpcore_cli.listening import (
         allowed_hosts,
         exposure_warning,
         first_url,
         listening_urls,
         token_auth,
     )
-    from transports._stopping import raise_sole, stop_on_terminate
+    from mcpcore_cli.stopping import raise_sole, stop_on_terminate
+    from transports import serve_http, serve_stdio, serve_websocket
 
     server = build_server(trio.sleep)
     try:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from transports.cli import NO_BENCHMARKS, main, run_bench
+from mcpcore_cli.cli import NO_BENCHMARKS, main, run_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 

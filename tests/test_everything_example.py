@@ -10,8 +10,8 @@ from contextlib import AbstractContextManager
 import pytest
 import trio
 
+from tests.cli.folder_tree import read_line
 from tests.cli_helpers import START_TIMEOUT, route_address, started, stopped_output
-from tests.transports.folder_tree import read_line
 from tests.transports.trio_helpers import PYTHON, REPOSITORY
 from transports import open_http_client, open_websocket_client
 

@@ -101,7 +101,7 @@ def test_mcpcore_serve_help_lists_every_option_the_readme_names() -> None:
     # The MCP Inspector's own options, in its command lines.
     named -= {"--cli", "--method"}
     assert {"--host", "--port", "--allow-host", "--token", "--stdio"} <= named
-    shown = help_of("-m", "transports.cli", "serve")
+    shown = help_of("-m", "mcpcore_cli.cli", "serve")
     assert not {option for option in named if option not in shown}
 
 

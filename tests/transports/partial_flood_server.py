@@ -3,7 +3,7 @@
     python tests/transports/partial_flood_server.py      # prints "HTTP_PORT WS_PORT"
 
 Both listeners share the process's budget for partial messages
-(`transports._partial.PARTIAL_BUDGET`); the tool ``partial_budget_held`` tells how much
+(`transports._net.partial.PARTIAL_BUDGET`); the tool ``partial_budget_held`` tells how much
 of it is held (a small request, which no flood of large ones may starve). No busy
 polling: the test reads the process's memory, not its speed.
 """
@@ -21,7 +21,7 @@ import trio
 
 from examples.everything import build_server
 from transports import serve_http, serve_websocket
-from transports._partial import PARTIAL_BUDGET
+from transports._net.partial import PARTIAL_BUDGET
 
 
 async def main() -> None:

@@ -1,4 +1,4 @@
-"""Busy polling (transports._busypoll): the spin before the loop sleeps, and its bounds."""
+"""Busy polling (transports._runtime.busypoll): the spin before the loop sleeps, and its bounds."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import trio
 import trio.testing
 
 from tests.transports.trio_helpers import trio_test
-from transports import _busypoll
-from transports._busypoll import MAX_BACKOFF, SHORT_SLEEP_BUDGETS, BusyPolling, _BusyPoll
+from transports._runtime import busypoll as _busypoll
+from transports._runtime.busypoll import MAX_BACKOFF, SHORT_SLEEP_BUDGETS, BusyPolling, _BusyPoll
 
 
 @pytest.fixture

@@ -17,9 +17,9 @@ from mcpcore import ErrorReceived, NotificationReceived, ProgressReceived, Respo
 from mcpcore.client import InvalidServerResponseError, McpError, Outcome
 from tests.transports.trio_helpers import trio_test
 from transports import MAX_LISTEN_BACKLOG, MAX_QUEUED_NOTIFICATIONS, ConnectionClosedError
-from transports._client_calls import CallOptions, PendingCall
-from transports._client_notifications import NotificationDispatcher, Subscription
-from transports._deadlines import RESOLUTION, Deadlines
+from transports._client.calls import CallOptions, PendingCall
+from transports._client.deadlines import RESOLUTION, Deadlines
+from transports._client.notifications import NotificationDispatcher, Subscription
 
 ANSWER = ResponseReceived(request_id=1, method="ping", result=types.EmptyResult())
 

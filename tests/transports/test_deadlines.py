@@ -1,4 +1,4 @@
-"""`transports._deadlines.Deadlines`: call timeouts kept by one task, in buckets.
+"""`transports._client.deadlines.Deadlines`: call timeouts kept by one task, in buckets.
 
 On trio's autojump clock: virtual time, so "fires within one bucket" is exact.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import trio
 
 from tests.transports.trio_helpers import trio_test
-from transports._deadlines import MAX_STALE_TIMES, RESOLUTION, Deadlines
+from transports._client.deadlines import MAX_STALE_TIMES, RESOLUTION, Deadlines
 
 
 class Call:

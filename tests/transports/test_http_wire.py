@@ -1,11 +1,11 @@
-"""The HTTP/1.1 messages written without h11 (transports._httpwire), read back by h11."""
+"""The HTTP/1.1 messages written without h11 (transports._net.wire), read back by h11."""
 
 from __future__ import annotations
 
 import h11
 import pytest
 
-from transports._httpwire import encode_request, encode_response, field_error, keeps_alive
+from transports._net.wire import encode_request, encode_response, field_error, keeps_alive
 
 
 def parse_response(data: bytes, method: bytes = b"POST") -> tuple[h11.Response, bytes, bool]:

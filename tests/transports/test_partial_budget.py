@@ -1,6 +1,6 @@
 """One budget for the partial messages of the whole process (issue 15, defect 3).
 
-`transports._partial`: a `MessageBuffer` holds a message's first `PARTIAL_FLOOR` bytes
+`transports._net.partial`: a `MessageBuffer` holds a message's first `PARTIAL_FLOOR` bytes
 for free and reserves the rest from the process's `PartialBudget`, giving it back on
 every way out. Through real servers: HTTP bodies (413 with Retry-After past the
 budget), WebSocket messages (1009), an upgrade on ``serve_http`` drawing on the same
@@ -36,8 +36,8 @@ from tests.transports.http_raw import (
 )
 from tests.transports.ws_raw import RawWebSocket, modern_request, running_ws
 from transports import PARTIAL_FLOOR, HttpLimits, WebSocketLimits
-from transports._partial import PARTIAL_BUDGET, MessageBuffer, PartialBudget
-from transports._websocket._channel import BUSY_REASON
+from transports._net.partial import PARTIAL_BUDGET, MessageBuffer, PartialBudget
+from transports._websocket.channel import BUSY_REASON
 
 KIB = 1024
 #: The budget of these tests: one body of `LARGE` fits, a second does not.

@@ -1,9 +1,9 @@
 """A request cancelled while it waits for a handler slot never starts (issue 15, defect 5).
 
 Every queue where a request can wait for a slot, in both eras: the stdio/WebSocket
-runtime's handler cap (`transports._serving`, stdio in process and WebSocket over a real
+runtime's handler cap (`transports._runtime.serving`, stdio in process and WebSocket over a real
 socket), a legacy session's cap (`HttpLimits.max_session_handlers`) on Streamable HTTP
-and on 2024-11-05 HTTP+SSE, and the server-wide `transports._workers.WorkerPool` the
+and on 2024-11-05 HTTP+SSE, and the server-wide `transports._runtime.workers.WorkerPool` the
 sessions hand their requests to. In each: fill the slots with blocked handlers, queue
 more, cancel the queued ones (``notifications/cancelled``, the POST's connection
 closing, the session's DELETE), release the slots, and count who ran.
@@ -32,11 +32,11 @@ from tests.transports.test_http_server_legacy import Session, initialize
 from tests.transports.test_runtime import INFO, RecordingStream, Script, trio_run
 from tests.transports.ws_raw import RawWebSocket, modern_request, running_ws
 from transports import HttpLimits, WebSocketLimits
-from transports._httpserver._sessions import Call, abandon_call, call_key, run_call
-from transports._httpserver._sessions import Session as HttpSession
-from transports._serving import ServerDriver
-from transports._workers import WorkerPool
-from transports._writer import MessageWriter
+from transports._http.server.sessions import Call, abandon_call, call_key, run_call
+from transports._http.server.sessions import Session as HttpSession
+from transports._runtime.serving import ServerDriver
+from transports._runtime.workers import WorkerPool
+from transports._runtime.writer import MessageWriter
 
 
 class Gate:

@@ -15,7 +15,7 @@ import trio
 from mcpcore import CLIENT, Connection, RequestReceived, types
 from mcpcore.client import McpError
 from mcpcore.server import Context, Server
-from tests.transports.folder_tree import MCPCORE, make_tree
+from tests.cli.folder_tree import MCPCORE, make_tree
 from tests.transports.http_raw import RawConnection, modern_headers
 from tests.transports.trio_helpers import trio_test
 from transports import (
@@ -26,7 +26,7 @@ from transports import (
     serve_http,
     serve_websocket,
 )
-from transports._requestlog import LOGGER_NAME, MAX_LOGGED_TEXT, answer
+from transports._runtime.requestlog import LOGGER_NAME, MAX_LOGGED_TEXT, answer
 
 TIME = r"\d+\.\d ms"
 

@@ -18,8 +18,8 @@ from mcpcore import CLIENT, Connection, ResponseReceived, types
 from mcpcore.framing import OversizedMessage
 from mcpcore.server import Server
 from tests.transports.trio_helpers import trio_test
-from transports._serving import ServerDriver
-from transports._writer import MessageWriter
+from transports._runtime.serving import ServerDriver
+from transports._runtime.writer import MessageWriter
 
 TEST_TIMEOUT = 10.0
 INFO = types.Implementation(name="runtime-test", version="1")

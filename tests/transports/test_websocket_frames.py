@@ -1,6 +1,6 @@
 """The text frames we build by hand, read back by wsproto on the other side.
 
-`transports._websocket._frames` writes frame headers itself instead of going through
+`transports._websocket.frames` writes frame headers itself instead of going through
 wsproto's ``send``; every length class of RFC 6455 §5.2 (7-bit, 16-bit, 64-bit) and
 both roles (unmasked server frames, masked client frames) must parse as wsproto parses
 any frame.
@@ -15,8 +15,8 @@ from wsproto.connection import Connection, ConnectionType
 from wsproto.events import TextMessage
 from wsproto.frame_protocol import CloseReason
 
-from transports._websocket._channel import describe_close
-from transports._websocket._frames import (
+from transports._websocket.channel import describe_close
+from transports._websocket.frames import (
     KEY_POOL_SIZE,
     ClientFrames,
     mask,

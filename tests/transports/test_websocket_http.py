@@ -34,7 +34,7 @@ from transports import (
     open_http_client,
     open_websocket_client,
 )
-from transports._websocket._frames import ClientFrames
+from transports._websocket.frames import ClientFrames
 
 SIMPLE_TEXT = "This is a simple text response for testing."
 

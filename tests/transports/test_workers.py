@@ -6,7 +6,7 @@ import trio
 import trio.testing
 
 from tests.transports.test_runtime import trio_run
-from transports._workers import WorkerPool
+from transports._runtime.workers import WorkerPool
 
 
 class Recorder:

@@ -10,8 +10,8 @@ handshake, also for ``serve_http``), `_session` (the server runtime on a WebSock
 `_handshake` and `_client` (``open_websocket_client``), `_limits`.
 """
 
-from transports._websocket._client import WebSocketClient, open_websocket_client
-from transports._websocket._limits import (
+from transports._websocket.client import WebSocketClient, open_websocket_client
+from transports._websocket.limits import (
     CLOSE_TIMEOUT,
     HANDSHAKE_TIMEOUT,
     MAX_MESSAGE_SIZE,
@@ -19,8 +19,8 @@ from transports._websocket._limits import (
     PONG_TIMEOUT,
     WebSocketLimits,
 )
-from transports._websocket._listener import serve_websocket
-from transports._websocket._upgrade import SUBPROTOCOL
+from transports._websocket.listener import serve_websocket
+from transports._websocket.upgrade import SUBPROTOCOL
 
 __all__ = [
     "CLOSE_TIMEOUT",

@@ -1,0 +1,1 @@
+"""Tests of mcpcore_cli: the mcpcore command and the folder server."""

@@ -1,0 +1,1 @@
+"""Streamable HTTP (and 2024-11-05 HTTP+SSE): `server` (`serve_http`) and `client`."""

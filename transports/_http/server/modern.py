@@ -1,0 +1,236 @@
+"""2026-07-28 Streamable HTTP: one self-contained request per POST, answered on its own.
+
+A POST carries one request, checked in the order of `mcpcore.http.check_modern_request`
+(CONFORMANCE §4.4); then the server answers it in the connection's task:
+
+* as one JSON body when nothing comes before the answer (statuses per
+  `mcpcore.http.status_for_error`: 400 for -32602/-32020/-32021/-32022, 404 for
+  -32601); with ``replies="stream"``, an answer of status 200 as an event stream of
+  that one event instead;
+* as an event stream once the handler sends progress or a log message ("a JSON
+  response cannot carry them", trap 10.2-14), or once it has been quiet for the
+  keep-alive interval (a comment then keeps proxies from cutting it, CHECKLIST G5);
+* ``subscriptions/listen`` is a long-lived stream: its acknowledgement goes out at once,
+  then whatever the server's hub delivers to it, until the client closes it or the
+  server ends it with its result.
+
+A notification gets 202 and no body. Closing the response stream cancels the request
+("(S) MUST treat the disconnect as cancellation"): the connection's reader cancels the
+task that runs it.
+
+Requests from one TCP connection share one `mcpcore.Connection`: HTTP/1.1 serves them
+one at a time, so their ids can't collide, and the Connection (with its envelope and
+method tables) is built once per client connection instead of once per request.
+Different clients never share one.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import Final
+
+import trio
+
+from mcpcore import Connection, InvalidMessage, RequestReceived, jsonrpc, types
+from mcpcore.framing import encode_event
+from mcpcore.http import (
+    HeaderParam,
+    HttpRejection,
+    InvalidHeaderAnnotationError,
+    accepts_json_and_sse,
+    check_modern_request,
+    header_params,
+    is_json,
+    peek_message,
+    read_modern_request,
+    status_for_error,
+)
+from mcpcore.server import Server
+from mcpcore.types import RequestId
+from mcpcore.versions import Era, era_of
+from transports._http.server.sessions import Answer
+from transports._net.reply import Reply, ReplyMode
+from transports._net.request import HttpRequest
+from transports._net.server_connection import HttpConnection
+from transports._runtime.requestlog import answer, log_protocol_error
+
+__all__ = ["ModernEndpoint"]
+
+_LISTEN: Final = "subscriptions/listen"
+_FINAL_KINDS: Final = frozenset({"result", "error"})
+
+
+class ModernEndpoint:
+    """Serves 2026-07-28 POSTs (see the module docstring)."""
+
+    def __init__(self, server: Server, *, stream_backlog: int, replies: ReplyMode = "auto") -> None:
+        self._server = server
+        self._stream_all = replies == "stream"
+        self._supported = tuple(
+            version for version in server.supported_versions if era_of(version) is Era.MODERN
+        )
+        self._backlog = stream_backlog
+        self._tool_params: dict[str, tuple[types.Tool, tuple[HeaderParam, ...]]] = {}
+
+    async def post(
+        self, request: HttpRequest, reply: Reply, http: HttpConnection, principal: str | None
+    ) -> None:
+        """Answer one POST."""
+        headers = request.headers
+        if not accepts_json_and_sse(headers.get("accept")):
+            await reply.refuse(406, "Not Acceptable: accept application/json and text/event-stream")
+            return
+        if not is_json(headers.get("content-type")):
+            await reply.refuse(415, "Unsupported Media Type: the body must be application/json")
+            return
+        body = request.body
+        peeked = read_modern_request(body)
+        connection = self._connection_of(http)
+        if peeked is not None and peeked.id is not None:
+            rejection = check_modern_request(
+                peeked, request.header, self._supported, self._header_params
+            )
+            if rejection is None:
+                rejection = _removed(connection, peeked.method, peeked.meta, peeked.id)
+            if rejection is not None:
+                body = rejection.body()
+                log_protocol_error(body)
+                await reply.respond_json(rejection.status, body)
+                return
+        for event in connection.receive(body):
+            if isinstance(event, RequestReceived):
+                await self._serve(event, connection, reply, principal)
+                return
+            if isinstance(event, InvalidMessage):
+                if event.reply is not None:
+                    log_protocol_error(event.reply)
+                    await reply.respond_json(status_for_error(event.code), event.reply)
+                    return
+                if event.method is None:
+                    # "(C) MUST NOT POST responses" (2026-07-28 basic/transports).
+                    await reply.refuse(400, "Bad Request: clients do not send responses")
+                    return
+        # "Notification POST accepted → 202 with no body."
+        await reply.respond(202)
+
+    def _connection_of(self, http: HttpConnection) -> Connection:
+        connection = http.modern
+        if not isinstance(connection, Connection):
+            connection = self._server.connection()
+            http.modern = connection
+            http.on_close(partial(self._server.detach, connection))
+        return connection
+
+    async def _serve(
+        self,
+        event: RequestReceived,
+        connection: Connection,
+        reply: Reply,
+        principal: str | None,
+    ) -> None:
+        outbound = _RequestOutbound(reply, self._backlog)
+        reply.may_stream = True
+        answered = await answer(self._server, connection, event, outbound, principal=principal)
+        if event.method == _LISTEN:
+            try:
+                await outbound.serve_listen()
+            finally:
+                self._server.request_cancelled(connection, event.request_id)
+        elif answered is not None:
+            await reply.answer(answered, stream=self._stream_all)
+
+    def _header_params(self, tool_name: str) -> tuple[HeaderParam, ...]:
+        """The ``x-mcp-header`` arguments of a registered tool (cached per definition)."""
+        for tool in self._server.tools.definitions(modern=True):
+            if tool.name == tool_name:
+                cached = self._tool_params.get(tool_name)
+                if cached is not None and cached[0] is tool:
+                    return cached[1]
+                try:
+                    params = header_params(tool.input_schema)
+                except InvalidHeaderAnnotationError:
+                    params = ()  # (a client drops such a tool; nothing can be mirrored)
+                self._tool_params[tool_name] = (tool, params)
+                return params
+        return ()
+
+
+def _removed(
+    connection: Connection, method: str, meta: object, request_id: RequestId
+) -> HttpRejection | None:
+    """404 and -32601 for a method that does not exist in the request's version.
+
+    The core refuses these too, except ``initialize``, which a connection that has not
+    seen a 2026-07-28 request yet would take as the start of a legacy handshake: on
+    this path it is a removed method ("initialize, ping, logging/setLevel,
+    resources/subscribe and resources/unsubscribe return HTTP 404 with -32601", §4.2).
+    """
+    spec = connection.methods.get(method)
+    version = meta.get(types.PROTOCOL_VERSION_META_KEY) if isinstance(meta, dict) else None
+    if spec is not None and spec.is_request and version in spec.versions:
+        return None
+    return HttpRejection(
+        status_for_error(jsonrpc.METHOD_NOT_FOUND),
+        jsonrpc.METHOD_NOT_FOUND,
+        f"Method not found: {method}",
+        request_id,
+    )
+
+
+class _RequestOutbound:
+    """A 2026-07-28 request's `mcpcore.server.Outbound`: its response stream.
+
+    The handler runs in the connection's task and writes directly. Anything sent from
+    another task (the hub delivering to a listen stream) is queued, and the
+    connection's task writes it while it serves the listen stream.
+    """
+
+    __slots__ = ("_backlog", "_owner", "_queue", "_reply", "_take")
+
+    def __init__(self, reply: Reply, backlog: int) -> None:
+        self._reply = reply
+        self._owner = trio.lowlevel.current_task()
+        self._backlog = backlog
+        self._queue: trio.MemorySendChannel[bytes] | None = None
+        self._take: trio.MemoryReceiveChannel[bytes] | None = None
+
+    async def send(self, data: bytes) -> None:
+        """Write a notification of the request (progress, a log message, a listen frame)."""
+        if trio.lowlevel.current_task() is self._owner and self._take is None:
+            try:
+                await self._reply.stream_message(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+                raise ConnectionError("the client closed the stream") from exc
+            return
+        queue = self._open_queue()
+        try:
+            queue.send_nowait(data)
+        except trio.WouldBlock:
+            queue.close()  # the client stopped reading: end the stream
+            raise ConnectionError("the client does not read its stream") from None
+        except trio.ClosedResourceError:
+            raise ConnectionError("the stream is closed") from None
+
+    async def request(self, request_id: RequestId, data: bytes) -> Answer:
+        """Never used: "servers MUST NOT initiate JSON-RPC requests" (2026-07-28 basic)."""
+        raise ConnectionError("a 2026-07-28 server never sends requests")
+
+    def _open_queue(self) -> trio.MemorySendChannel[bytes]:
+        if self._queue is None:
+            self._queue, self._take = trio.open_memory_channel[bytes](self._backlog)
+        return self._queue
+
+    async def serve_listen(self) -> None:
+        """Write what the hub delivers until the server's closing result, or a hang-up."""
+        reply = self._reply
+        if not reply.started:
+            return  # the stream was refused before its acknowledgement
+        self._open_queue()
+        take = self._take
+        assert take is not None
+        async for data in take:
+            if peek_message(data).kind in _FINAL_KINDS:
+                await reply.answer(data)
+                return
+            await reply.send_raw(encode_event(data))
+        await reply.end_stream()  # the queue overflowed: the client re-listens

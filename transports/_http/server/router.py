@@ -1,0 +1,129 @@
+"""Which part of the server answers a request: protection first, then the era.
+
+For every request, in order:
+
+1-3. ``Host`` and ``Origin`` (421, 403) "in both eras", the path (the endpoint, the
+   protected-resource metadata, else 404), the bearer token (401, 403):
+   `transports._net.gate.EndpointGate`, shared with `serve_websocket`;
+4. the era, by method and ``MCP-Protocol-Version`` (CONFORMANCE §4.2): a POST with the
+   2024-11-05 ``sessionId`` goes to HTTP+SSE; a POST whose header is a handshake
+   revision, or absent, to the legacy session transport; any other POST to the
+   2026-07-28 handler. ``GET`` and ``DELETE`` exist only in the legacy eras: with an
+   ``Mcp-Session-Id`` they are the session's, a ``GET`` without one opens a 2024-11-05
+   HTTP+SSE connection. When the legacy eras are switched off, or the header names a
+   modern revision, they get 405 ("a modern-only (S) SHOULD answer them with 405").
+
+A ``GET`` asking for ``Upgrade: websocket`` goes, once checked by steps 1-3, to the
+WebSocket handler when there is one (`transports._websocket.upgrade`: it answers 101
+and takes the connection over), whatever the era. Without one, or for any other
+``Upgrade``, it is served as the plain request it also is, which for a handshake (a GET
+without a session) is a 400.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from mcpcore.http import OriginPolicy, route_for
+from mcpcore.server import Server
+from mcpcore.versions import Era
+from transports._http.server.event_store import EventStore
+from transports._http.server.legacy import LegacyEndpoint
+from transports._http.server.modern import ModernEndpoint
+from transports._http.server.sessions import Call
+from transports._http.server.sse2024 import SESSION_PARAMETER, Sse2024Endpoint
+from transports._net.auth import BearerAuth
+from transports._net.gate import EndpointGate
+from transports._net.limits import HttpLimits
+from transports._net.reply import Reply, ReplyMode
+from transports._net.request import HttpRequest
+from transports._net.server_connection import HttpConnection
+from transports._runtime.workers import WorkerPool
+
+__all__ = ["Router", "UpgradeHandler"]
+
+#: Takes a checked ``Upgrade: websocket`` request (and the bearer token's principal)
+#: over: answers it, and serves the connection until it ends.
+UpgradeHandler = Callable[[HttpRequest, Reply, HttpConnection, "str | None"], Awaitable[None]]
+
+_ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
+_ALLOW_MODERN: Final = [(b"allow", b"POST")]
+
+
+class Router:
+    """The application every connection hands its requests to (see the module docstring).
+
+    Args:
+        server: What to serve.
+        path: The MCP endpoint's path.
+        origins: The hosts and origins served.
+        auth: Bearer-token authorization, or None.
+        legacy: Serve the legacy eras (2024-11-05 … 2025-11-25) too.
+        pool: The workers running legacy requests.
+        store: The event store of legacy streams.
+        limits: The server's limits.
+        websocket: What takes WebSocket upgrades of the endpoint over, if any.
+        replies: How POSTed requests are answered (`ReplyMode`).
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str,
+        origins: OriginPolicy,
+        auth: BearerAuth | None,
+        legacy: bool,
+        pool: WorkerPool[Call],
+        store: EventStore,
+        limits: HttpLimits,
+        websocket: UpgradeHandler | None = None,
+        replies: ReplyMode = "auto",
+    ) -> None:
+        self._path = path
+        self._websocket = websocket
+        self._gate = EndpointGate(path=path, origins=origins, auth=auth)
+        self._legacy_on = legacy
+        self.modern = ModernEndpoint(
+            server, stream_backlog=limits.max_stream_backlog, replies=replies
+        )
+        self.legacy = LegacyEndpoint(server, pool, store, limits, replies)
+        self.sse2024 = Sse2024Endpoint(server, pool, limits)
+
+    async def __call__(self, request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
+        """Answer one request."""
+        passed = await self._gate.check(request, reply)  # Host, Origin, path, token
+        if passed is None:
+            return
+        principal = passed.principal
+        headers = request.headers
+        method = request.method
+        if (
+            method == "GET"
+            and self._websocket is not None
+            and "websocket" in headers.get("upgrade", "").lower()
+        ):
+            await self._websocket(request, reply, http, principal)
+            return
+        era = route_for(headers.get("mcp-protocol-version"))
+        if method == "POST":
+            if era is Era.MODERN or not self._legacy_on:
+                await self.modern.post(request, reply, http, principal)
+            elif request.query_parameter(SESSION_PARAMETER) is not None:
+                await self.sse2024.post(request, reply, principal)
+            else:
+                await self.legacy.post(request, reply, principal)
+        elif era is Era.MODERN or not self._legacy_on:
+            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_MODERN)
+        elif method == "GET":
+            if "mcp-session-id" in headers:
+                await self.legacy.get(request, reply, principal)
+            elif "upgrade" in headers:
+                await reply.refuse(400, "Bad Request: no upgrade is served here")
+            else:
+                await self.sse2024.get(request, reply, principal, self._path)
+        elif method == "DELETE":
+            await self.legacy.delete(request, reply, principal)
+        else:
+            await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_LEGACY)

@@ -1,0 +1,231 @@
+"""One HTTP/1.1 connection: h11 over a trio stream (TCP, or TLS over TCP).
+
+h11 keeps the state of the connection and does all the parsing. A request is encoded
+without it (`transports._net.wire.encode_request`: h11's send path costs as much as the
+rest of a call); h11 is shown a stand-in request of the same method instead (the method
+is all that decides how the response is framed), so that it expects the response. A
+request goes out in one write (head, body and end together), made on a plain
+socket's descriptor directly (`transports._net.socketio.direct_writer`): trio's
+``send_all`` would pass through the scheduler after it, one more turn of the event
+loop per request, though the task goes on to wait for the response anyway. Only what
+the socket does not take at once goes through ``send_all`` (and all of it on TLS). A
+response is read as a head (`HttpConnection.round_trip`) and then body chunks
+(`HttpConnection.receive_data`). Once both messages are complete the connection can
+carry the next exchange (HTTP/1.1 keep-alive; `HttpConnection.reusable`), which is what
+the pool keeps.
+
+Every failure of the network or of the server's HTTP becomes a `ConnectionClosedError`
+that says what happened.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import h11
+import trio
+
+from transports._client.errors import ConnectionClosedError
+from transports._net.socketio import direct_writer
+from transports._net.wire import encode_request
+from transports._runtime.busypoll import BusyPolling, socket_fd
+
+__all__ = ["MAX_HEAD_SIZE", "READ_SIZE", "Head", "HttpConnection"]
+
+#: Bytes asked of the socket per read.
+READ_SIZE: Final = 64 * 1024
+#: The largest response head (status line and headers) accepted. h11's default is
+#: 16 KiB; MCP servers send a few hundred bytes, but proxies and auth servers add
+#: headers, and 64 KiB still bounds what a broken server makes us buffer.
+MAX_HEAD_SIZE: Final = 64 * 1024
+
+Headers = list[tuple[bytes, bytes]]
+
+#: Stand-in requests shown to h11 (`HttpConnection.round_trip`), one per method, built
+#: (and validated by h11) once: POST, GET and DELETE. No ``Connection: close``, as in ours.
+_STAND_INS: Final[dict[bytes, h11.Request]] = {}
+_END: Final = h11.EndOfMessage()
+
+
+def _stand_in(method: bytes) -> h11.Request:
+    request = _STAND_INS.get(method)
+    if request is None:
+        request = _STAND_INS[method] = h11.Request(
+            method=method, target=b"/", headers=[(b"host", b"-")]
+        )
+    return request
+
+
+class Head:
+    """A response's status line and headers (names lower-cased by h11)."""
+
+    __slots__ = ("headers", "reason", "status")
+
+    def __init__(self, status: int, reason: bytes, headers: Headers) -> None:
+        self.status = status
+        self.reason = reason.decode("latin-1")
+        self.headers = headers
+
+    def get(self, name: bytes) -> bytes | None:
+        """The value of header ``name`` (lower-case), or None; the last one if repeated."""
+        found = None
+        for key, value in self.headers:
+            if key == name:
+                found = value
+        return found
+
+    def __repr__(self) -> str:
+        return f"<HTTP {self.status} {self.reason}>"
+
+
+class HttpConnection:
+    """An HTTP/1.1 client connection over ``stream``.
+
+    Attributes:
+        exchanges: How many requests this connection has carried (a connection that
+            carried some is a reused one, which the server may have closed meanwhile).
+    """
+
+    def __init__(self, stream: trio.abc.Stream, *, busy_poll: float = 0.0) -> None:
+        self._stream = stream
+        self._try_write = direct_writer(stream)
+        self._busy_polling = BusyPolling(socket_fd(stream), busy_poll)
+        self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
+        self._closed = False
+        self._eof = False
+        self.exchanges = 0
+        #: Whether any byte of the current response arrived (an empty answer on a
+        #: reused connection means the server closed it first: safe to retry).
+        self.got_response_bytes = False
+
+    @property
+    def reusable(self) -> bool:
+        """Whether both messages of the exchange are complete and the server keeps it open."""
+        h = self._h11
+        return not self._closed and h.our_state is h11.DONE and h.their_state is h11.DONE
+
+    async def round_trip(
+        self, method: bytes, target: bytes, headers: Headers, body: bytes = b""
+    ) -> Head:
+        """Send a request, head and body in one write; read the response's head.
+
+        ``headers`` must include ``Host``; ``Content-Length`` is added. 1xx responses
+        are skipped. (One coroutine for the whole trip: it is the hot path.)
+
+        Raises:
+            ConnectionClosedError: The write failed, the connection ended, or the server
+                broke HTTP.
+            h11.LocalProtocolError: The method, target or a header is malformed.
+        """
+        data = encode_request(method, target, headers, body)
+        h = self._h11
+        if h.our_state is h11.DONE and h.their_state is h11.DONE:
+            h.start_next_cycle()
+        self.exchanges += 1
+        self.got_response_bytes = False
+        h.send(_stand_in(method))
+        h.send(_END)
+        try:
+            try_write = self._try_write
+            sent = 0 if try_write is None else try_write(data)
+            if sent < len(data):
+                await self._stream.send_all(memoryview(data)[sent:] if sent else data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+            h.send_failed()
+            raise ConnectionClosedError(f"sending the request failed ({_describe(exc)})") from exc
+        while True:
+            event = await self._next_event()
+            if isinstance(event, h11.Response):
+                return Head(event.status_code, event.reason, list(event.headers))
+            if not isinstance(event, h11.InformationalResponse):
+                raise ConnectionClosedError(f"the server sent {type(event).__name__} first")
+
+    async def receive_data(self) -> bytes:
+        """The next chunk of the response body; ``b""`` once the body is complete.
+
+        Raises:
+            ConnectionClosedError: The connection ended before the body did.
+        """
+        event = await self._next_event()
+        if isinstance(event, h11.Data):
+            return bytes(event.data)
+        if isinstance(event, h11.EndOfMessage):
+            return b""
+        raise ConnectionClosedError(f"the server sent {type(event).__name__} inside a body")
+
+    def body_complete_now(self) -> bool:
+        """Whether the rest of the body, if any, is only its end, already received.
+
+        Lets a reader that has what it wanted keep the connection without waiting for
+        more: an event stream's last event and the end of its body usually arrive in
+        the same packet.
+        """
+        h = self._h11
+        if h.their_state is h11.DONE:
+            return True
+        try:
+            event = h.next_event()
+        except h11.RemoteProtocolError:
+            return False
+        return isinstance(event, h11.EndOfMessage)
+
+    async def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        h = self._h11
+        while True:
+            try:
+                event = h.next_event()
+            except h11.RemoteProtocolError as exc:
+                if h.their_state is h11.CLOSED or self._eof:
+                    raise ConnectionClosedError(self._ended()) from exc
+                raise ConnectionClosedError(f"the server broke HTTP/1.1: {exc}") from exc
+            if event is not h11.NEED_DATA:
+                if event is h11.PAUSED or isinstance(event, h11.ConnectionClosed):
+                    raise ConnectionClosedError(self._ended())
+                return event
+            try:
+                data = await self._stream.receive_some(READ_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
+                raise ConnectionClosedError(
+                    f"the connection to the server broke ({_describe(exc)})"
+                ) from exc
+            if data:
+                self.got_response_bytes = True
+            else:
+                self._eof = True
+            try:
+                h.receive_data(bytes(data))
+            except h11.RemoteProtocolError as exc:
+                raise ConnectionClosedError(f"the server broke HTTP/1.1: {exc}") from exc
+
+    def _ended(self) -> str:
+        if self.got_response_bytes:
+            return "the server closed the connection in the middle of its answer"
+        return "the server closed the connection without answering"
+
+    def close_now(self) -> None:
+        """Close the connection at once, synchronously (its socket; no TLS goodbye).
+
+        The socket is owned by whoever holds the connection, so no other task is
+        waiting on it.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._busy_polling.close()  # (before the descriptor goes)
+        stream: object = self._stream
+        if isinstance(stream, trio.SSLStream):
+            stream = stream.transport_stream
+        if isinstance(stream, trio.SocketStream):
+            stream.socket.close()
+
+    async def aclose(self) -> None:
+        """Close the connection at once (no TLS goodbye awaited: it may hang)."""
+        if not self._closed:
+            self._closed = True
+            self._busy_polling.close()
+            await trio.aclose_forcefully(self._stream)
+
+
+def _describe(exc: BaseException) -> str:
+    cause = exc.__cause__ if isinstance(exc, trio.BrokenResourceError) else None
+    return str(cause or exc) or type(cause or exc).__name__

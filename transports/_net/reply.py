@@ -1,0 +1,282 @@
+"""The response to one request: a whole body at once, or an event stream.
+
+A whole response (status, headers and body in one write) is encoded by the connection
+without h11 (`HttpConnection.whole_response`); an event stream goes through h11, which
+frames its chunks.
+
+A `Reply` writes through its connection's write lock, which serialises every write to
+the socket and every ``h11`` send: the task answering the request and the connection's
+reader (which sends keep-alive comments on a quiet stream) never interleave bytes.
+
+Event streams are ``text/event-stream`` with ``Cache-Control: no-cache`` and
+``X-Accel-Buffering: no`` ("(S) SHOULD set X-Accel-Buffering: no", 2026-07-28
+basic/transports: buffering proxies would hold the notifications back).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Final, Literal
+
+import h11
+
+from mcpcore import jsonrpc
+from mcpcore.framing import encode_comment, encode_event
+from mcpcore.http import peek_message, status_for_error
+from transports._net.wire import Header, reason
+from transports._runtime.requestlog import log_refusal
+
+if TYPE_CHECKING:
+    from transports._net.server_connection import HttpConnection
+
+__all__ = ["JSON_HEADERS", "REPLY_MODES", "SSE_HEADERS", "Header", "Reply", "ReplyMode"]
+
+#: How `transports.serve_http` answers a POST that carries requests (its ``replies``):
+#: ``"auto"`` (legacy: an event stream, primed and resumable; 2026-07-28: a JSON body
+#: unless something comes before the answer), ``"json"`` (a JSON body whenever nothing
+#: comes before the answer, in both eras), ``"stream"`` (an event stream, in both eras).
+#: "(S) MUST answer ``Content-Type: application/json`` or ``text/event-stream``" and
+#: "(C) MUST support both" (2025-03-26 … 2026-07-28 basic/transports): any is valid.
+ReplyMode = Literal["auto", "json", "stream"]
+REPLY_MODES: Final[tuple[ReplyMode, ...]] = ("auto", "json", "stream")
+
+JSON_HEADERS: Final[list[Header]] = [(b"content-type", b"application/json")]
+SSE_HEADERS: Final[list[Header]] = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+_KEEPALIVE: Final = encode_comment("keep-alive")
+
+
+class Reply:
+    """The answer to the request a connection is serving.
+
+    Attributes:
+        started: The status line went out.
+        streaming: It is an event stream.
+        finished: The response is complete.
+        may_stream: Whether a response still unstarted after the keep-alive interval
+            may become an event stream, so that a keep-alive comment can go out (a
+            request that defers the choice between JSON and a stream, CHECKLIST G5).
+        stream_headers: Extra headers of a stream the keep-alive starts that way.
+    """
+
+    __slots__ = ("_connection", "finished", "may_stream", "started", "stream_headers", "streaming")
+
+    def __init__(self, connection: HttpConnection) -> None:
+        self._connection = connection
+        self.started = False
+        self.streaming = False
+        self.finished = False
+        self.may_stream = False
+        self.stream_headers: Sequence[Header] = ()
+
+    # ----------------------------------------------------------- whole responses
+
+    async def respond(
+        self,
+        status: int,
+        headers: Sequence[Header] = (),
+        body: bytes = b"",
+        *,
+        close: bool = False,
+    ) -> None:
+        """Send a complete response (``close``: end the connection after it)."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            self._check_idle()
+            data = self._connection.whole_response(status, headers, body, close=close)
+            self.started = self.finished = True
+            await connection.send_all(data)
+        finally:
+            connection.unlock()
+
+    async def respond_json(self, status: int, body: bytes, headers: Sequence[Header] = ()) -> None:
+        """Send a JSON body (one JSON-RPC message)."""
+        await self.respond(status, [*JSON_HEADERS, *headers], body)
+
+    async def refuse(
+        self,
+        status: int,
+        message: str,
+        *,
+        code: int = jsonrpc.INVALID_REQUEST,
+        headers: Sequence[Header] = (),
+        close: bool = False,
+    ) -> None:
+        """Refuse the request at the HTTP level, with a JSON-RPC error without an id.
+
+        "The body MAY be a JSON-RPC error without id" (2025-11-25 basic/transports).
+        """
+        log_refusal(status, message)
+        body = jsonrpc.encode_error_response(None, code, message)
+        await self.respond(status, [*JSON_HEADERS, *headers], body, close=close)
+
+    # ----------------------------------------------------------- event streams
+
+    async def start_stream(self, headers: Sequence[Header] = (), *, first: bytes = b"") -> None:
+        """Start an event stream (status 200), with ``first`` (encoded events) in the same write."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            self._check_idle()
+            await connection.send_all(self._stream_head(headers) + self._chunk(first))
+        finally:
+            connection.unlock()
+
+    async def send_events(self, data: bytes, headers: Sequence[Header] = (), *, end: bool) -> None:
+        """Write encoded events: the stream's first (starting it), or the next ones.
+
+        With ``end``, the stream ends after them; a stream not started yet is then sent
+        whole (status 200, with a length: one write). Decided under the write lock, so
+        a stream the keep-alive started meanwhile just goes on.
+        """
+        connection = self._connection
+        await connection.lock()
+        try:
+            if self.finished:
+                raise RuntimeError("the response is complete")
+            if not self.started and end:
+                out = connection.whole_response(200, [*SSE_HEADERS, *headers], data)
+                self.started = self.streaming = True
+            else:
+                out = b"" if self.started else self._stream_head(headers)
+                out += self._chunk(data)
+                if end:
+                    out += connection.h11.send(h11.EndOfMessage())
+            if end:
+                self.finished = True
+            await connection.send_all(out)
+        finally:
+            connection.unlock()
+
+    def _stream_head(self, headers: Sequence[Header]) -> bytes:
+        h = self._connection.h11
+        data = h.send(
+            h11.Response(status_code=200, headers=[*SSE_HEADERS, *headers], reason=reason(200))
+        )
+        self.started = self.streaming = True
+        return data
+
+    def _chunk(self, data: bytes) -> bytes:
+        return self._connection.h11.send(h11.Data(data=data)) if data else b""
+
+    async def send_event(self, message: bytes, *, event_id: str | None = None) -> None:
+        """Write one message as an event of the stream."""
+        await self.send_raw(encode_event(message, id=event_id))
+
+    async def send_raw(self, data: bytes) -> None:
+        """Write already encoded events."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            if not self.streaming or self.finished:
+                raise RuntimeError("no event stream is open")
+            await connection.send_all(self._chunk(data))
+        finally:
+            connection.unlock()
+
+    async def end_stream(self, last: bytes = b"") -> None:
+        """End the event stream, after ``last`` (encoded events) if given."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            if self.finished:
+                return
+            data = self._chunk(last) + connection.h11.send(h11.EndOfMessage())
+            self.finished = True
+            await connection.send_all(data)
+        finally:
+            connection.unlock()
+
+    # ----------------------------------------------------------- JSON-RPC answers
+
+    async def answer(
+        self,
+        message: bytes,
+        headers: Sequence[Header] = (),
+        *,
+        status: int | None = None,
+        stream: bool = False,
+    ) -> None:
+        """Send the final JSON-RPC answer of a request: a JSON body, or the stream's last event.
+
+        As JSON, an error gets its 2026-07-28 status (`mcpcore.http.status_for_error`)
+        unless ``status`` is given (a legacy answer is 200 whatever it says: a legacy
+        404 means "no such session"). Decided under the write lock: a stream the
+        keep-alive committed to meanwhile gets the answer as its last event. With
+        ``stream``, an answer whose status would be 200 goes as an event stream of
+        that one event (sent whole, in one write); an error with a status of
+        its own (400, 404) stays a JSON body, since a stream's status is 200 and the
+        2026-07-28 errors are told apart by theirs.
+        """
+        connection = self._connection
+        await connection.lock()
+        try:
+            if self.streaming:
+                if self.finished:
+                    return
+                data = self._chunk(encode_event(message)) + connection.h11.send(h11.EndOfMessage())
+            else:
+                self._check_idle()
+                if status is None:
+                    code = peek_message(message).error_code
+                    status = 200 if code is None else status_for_error(code)
+                if stream and status == 200:
+                    message = encode_event(message)
+                    kind = SSE_HEADERS
+                    self.streaming = True
+                else:
+                    kind = JSON_HEADERS
+                data = connection.whole_response(status, [*kind, *headers], message)
+                self.started = True
+            self.finished = True
+            await connection.send_all(data)
+        finally:
+            connection.unlock()
+
+    async def stream_message(self, message: bytes, headers: Sequence[Header] = ()) -> None:
+        """Write a message before the answer, starting the event stream if need be."""
+        connection = self._connection
+        await connection.lock()
+        try:
+            data = b"" if self.streaming else self._stream_head(headers)
+            if self.finished:
+                raise RuntimeError("the response is complete")
+            await connection.send_all(data + self._chunk(encode_event(message)))
+        finally:
+            connection.unlock()
+
+    # ----------------------------------------------------------- keep-alive
+
+    async def keepalive(self) -> None:
+        """Called by the connection when the response has been quiet for a while.
+
+        A stream gets a comment; a response not started yet becomes a stream first
+        when it may (`may_stream`). Skipped when a write is under way (bytes are
+        moving anyway).
+        """
+        connection = self._connection
+        if self.finished or not connection.lock_nowait():
+            return
+        try:
+            if not self.started and self.may_stream:
+                data = self._stream_head(self.stream_headers) + self._chunk(_KEEPALIVE)
+                await connection.send_all(data)
+            elif self.streaming and not self.finished:
+                await connection.send_all(self._chunk(_KEEPALIVE))
+        finally:
+            connection.unlock()
+
+    def set_nudge(self, nudge: Callable[[], None] | None) -> None:
+        """Have ``nudge`` called `NUDGE_DELAY` after the request began, if still running.
+
+        (None: no more; it is forgotten when the request ends anyway.)
+        """
+        self._connection.nudge = nudge
+
+    def _check_idle(self) -> None:
+        if self.started:
+            raise RuntimeError("the response has started already")

@@ -1,0 +1,607 @@
+"""One TCP connection: HTTP/1.1 with h11, one request at a time, in order.
+
+The connection's **main task** reads a request (head and whole body, within the limits:
+431 for an oversized or overfull head, 413 for a body past the limit, or for one that
+would take the process past its budget for partial messages, `transports._net.partial`),
+answers it through the application, starts h11's next cycle, and reads the next one,
+which may be pipelined in h11's buffer already. A fast request costs no other task any
+work.
+
+A second task, the **watcher**, sleeps on an alarm whose deadline the main task moves:
+
+* while the main task waits for a request, the alarm is the connection's timeout: the
+  rest of a head or a body is due within `HttpLimits.header_timeout` or
+  `HttpLimits.body_timeout` (against clients that send slowly or not at all; 408 and
+  close), the next request of an idle keep-alive connection within
+  `HttpLimits.keepalive_timeout` (then the connection closes);
+* while it answers, the alarm rings first after `NUDGE_DELAY`, to call the answer's
+  `HttpConnection.nudge` if it set one (a legacy answer stream gathering its first
+  events waits that long, `transports._http.server.streams.pump`: a deadline the main
+  task moves anyway costs nothing more, where a cancel scope of its own would cost
+  about as much as the rest of the stream's work), then after `WATCH_DELAY`: a
+  request still running then is a long one, and the watcher takes over the receiving
+  side until the answer is complete. It sees the client hang up at once (2026-07-28:
+  "closing the response stream IS the cancellation", so everything on the connection
+  is cancelled), buffers pipelined requests up to `MAX_PIPELINED_BYTES`, sends
+  keep-alive comments on quiet event streams, and closes a connection whose client
+  has read nothing for `HttpLimits.write_timeout`.
+
+Moving a deadline is cheaper than a trip through the scheduler, which is what a reader
+task handing each request over would cost. HTTP/1.1 answers requests in order, so one
+at a time is not a limit: a client wanting concurrency opens more connections.
+
+Answers are written on the socket's descriptor directly (`transports._net.socketio`):
+trio's ``send_all`` passes through the scheduler after every write, one more turn of
+the event loop per request; only what the socket does not take at once goes through
+it. A request found already buffered (pipelined) is served after a checkpoint instead,
+so that a client pipelining a flood can't starve the other connections.
+
+h11 parses every request. A whole response (a JSON answer, an event stream sent at
+once) is encoded without it (`whole_response`, `transports._net.wire`): h11's send path
+costs about as much as the MCP work of a small call. That h11 has seen the request but
+not its answer, so the next request starts on a fresh one, fed what the old one had
+read past the request; whether there is a next one follows h11's rule (`keeps_alive`).
+Event streams go through h11, which frames their chunks.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Final
+
+import h11
+import trio
+
+from transports._net.limits import (
+    MAX_PIPELINED_BYTES,
+    READ_SIZE,
+    HttpLimits,
+)
+from transports._net.partial import (
+    PARTIAL_BUDGET,
+    PARTIAL_RETRY_AFTER,
+    MessageBuffer,
+    PartialBudget,
+)
+from transports._net.reply import Reply
+from transports._net.request import HttpRequest
+from transports._net.wire import Header, encode_response, keeps_alive
+from transports._runtime.busypoll import BusyPolling
+
+__all__ = [
+    "LINGER_BYTES",
+    "LINGER_TIMEOUT",
+    "NUDGE_DELAY",
+    "WATCH_DELAY",
+    "Application",
+    "HttpConnection",
+]
+
+#: Seconds after a request began when the answer's `HttpConnection.nudge` is called, if
+#: it is still running: a hundredth of a second is "immediately" for a client waiting
+#: for an answer stream's first event (SEP-1699 priming), and most calls are answered
+#: sooner, in one write.
+NUDGE_DELAY: Final = 0.01
+#: Seconds a request may run before the watcher starts reading the connection. A client
+#: that hangs up during a request is noticed this late at worst; a request answered
+#: sooner never pays for the watching.
+WATCH_DELAY: Final = 0.05
+#: Seconds spent reading and discarding what a client still sends after we decided to
+#: close (say, the rest of a refused 413 body): closing with unread input makes the
+#: kernel send RST, which can destroy our answer before the client reads it.
+LINGER_TIMEOUT: Final = 1.0
+#: Bytes discarded that way at most.
+LINGER_BYTES: Final = 256 * 1024
+
+#: What serves each request (the router): writes the answer through the `Reply`.
+Application = Callable[[HttpRequest, Reply, "HttpConnection"], Awaitable[None]]
+
+
+class _Refusal:
+    """A request that can't be served: answer ``status`` (with ``headers``) and close."""
+
+    __slots__ = ("headers", "message", "status")
+
+    def __init__(self, status: int, message: str, headers: Sequence[Header] = ()) -> None:
+        self.status = status
+        self.message = message
+        self.headers = headers
+
+
+#: A body the process can't hold now (`transports._net.partial`): "if the condition is
+#: temporary, the server SHOULD generate a Retry-After" (RFC 9110 §15.5.14).
+_BUSY: Final = _Refusal(
+    413,
+    "Request body too large for now: too many large requests at once, retry later",
+    [(b"retry-after", str(PARTIAL_RETRY_AFTER).encode())],
+)
+
+
+class _Incomplete:
+    """`HttpConnection._advance`: h11 needs more bytes for a whole request."""
+
+
+# How much of the request being read is in (`HttpConnection._partial`).
+_NOTHING: Final = 0
+_HEAD: Final = 1
+_BODY: Final = 2
+#: Nothing more will come (the client hung up).
+_CLOSED: Final = None
+_INCOMPLETE: Final = _Incomplete()
+_Parsed = HttpRequest | _Refusal | _Incomplete | None
+
+
+class HttpConnection:
+    """Serves HTTP/1.1 requests from one client until it hangs up (see the module docstring).
+
+    Attributes:
+        h11: The protocol state (only `Reply` and this class touch it). A new one
+            takes over after a whole response, which is written without it
+            (`whole_response`).
+        limits: The server's limits.
+        modern: Slot for the 2026-07-28 handler's `mcpcore.Connection` of this client.
+        nudge: Called `NUDGE_DELAY` after the request being answered began, if it is
+            still running then (set by the answer; cleared when the request ends).
+
+    Args:
+        stream: The client's connection.
+        application: What answers each request.
+        limits: The server's limits.
+        busy_poll: See `transports.DEFAULT_BUSY_POLL`.
+        budget: Where a body's bytes beyond `transports._net.partial.PARTIAL_FLOOR` are
+            reserved while it arrives (the process's, by default).
+    """
+
+    def __init__(
+        self,
+        stream: trio.SocketStream,
+        application: Application,
+        limits: HttpLimits,
+        *,
+        busy_poll: float = 0.0,
+        budget: PartialBudget = PARTIAL_BUDGET,
+    ) -> None:
+        self.limits = limits
+        self.h11 = self._new_h11()
+        self.modern: object | None = None
+        self.nudge: Callable[[], None] | None = None
+        # (Imported here: the WebSocket package imports this module.)
+        from transports._net.socketio import direct_writer
+
+        self._stream = stream
+        self._try_write = direct_writer(stream)
+        self._busy_poll = busy_poll
+        self._application = application
+        self._closers: list[Callable[[], None]] = []
+        self._lock = trio.Lock()
+        self._scope: trio.CancelScope | None = None
+        # The request being read.
+        self._head: h11.Request | None = None
+        self._fields: list[tuple[bytes, bytes]] = []  # its header fields
+        self._body = MessageBuffer(budget)
+        self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
+        self._leftover = False  # pipelined bytes of the next request are in h11's buffer
+        self._method = b""  # of the request being read or answered (once its head is in)
+        self._keep_alive = True  # whether that request allows another after it
+        self._read_bytes = 0
+        # The request being answered.
+        self._busy = False
+        self._started = 0.0  # when the request being answered began
+        self._reply: Reply | None = None
+        self._sent_whole = False  # its response went out past h11 (`whole_response`)
+        self._closing = False  # … with "Connection: close"
+        self._writing_since: float | None = None
+        self._last_write = 0.0
+        # The watcher.
+        now = trio.current_time()
+        self._alarm: trio.CancelScope | None = None
+        self._alarm_at = now + limits.header_timeout  # (a new client must speak promptly)
+        self._watch: trio.CancelScope | None = None  # set while it reads for the main task
+        self._watch_done: trio.Event | None = None
+        self._last_tick = now
+        self._taken_over = False  # another protocol has the socket (see take_over)
+
+    # ------------------------------------------------------------ lifetime
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` when the connection ends (to forget per-client state)."""
+        self._closers.append(callback)
+
+    def close(self) -> None:
+        """End the connection now, and everything in progress on it."""
+        if self._scope is not None:
+            self._scope.cancel()
+
+    async def take_over(self) -> tuple[trio.SocketStream, bytes]:
+        """Hand the socket to another protocol (a WebSocket, after its upgrade).
+
+        From now on HTTP is done with this connection: the watcher stops reading (and
+        gives back what it read), no HTTP timeout applies, and the request being
+        answered needs no HTTP answer. The socket is still closed when the application
+        returns. Returns the socket and the bytes already read past the request.
+        """
+        self._taken_over = True
+        self._busy = False
+        self._set_alarm(math.inf)
+        await self._take_back_reading()
+        return self._stream, bytes(self.h11.trailing_data[0])
+
+    async def serve(self) -> None:
+        """Serve requests until the client hangs up or times out; then close the socket."""
+        polling = BusyPolling(self._stream.socket.fileno(), self._busy_poll)
+        try:
+            async with trio.open_nursery() as nursery:
+                self._scope = nursery.cancel_scope
+                nursery.start_soon(self._watch_loop)
+                with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                    await self._serve_requests()  # (those: the client left mid-answer)
+                nursery.cancel_scope.cancel()
+        finally:
+            polling.close()
+            self._body.clear()  # (a body cut short: its share of the budget goes back)
+            for callback in self._closers:
+                callback()
+            self._closers.clear()
+            with trio.CancelScope(shield=True):
+                await self._linger_and_close()
+
+    async def _linger_and_close(self) -> None:
+        stream = self._stream
+        with trio.move_on_after(LINGER_TIMEOUT):
+            try:
+                await stream.send_eof()
+                discarded = 0
+                while discarded < LINGER_BYTES:
+                    data = await stream.receive_some(READ_SIZE)
+                    if not data:
+                        break
+                    discarded += len(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                pass
+        await stream.aclose()
+
+    # ------------------------------------------------------------ the main task
+
+    async def _serve_requests(self) -> None:
+        limits = self.limits
+        while True:
+            if self._leftover:
+                await trio.lowlevel.checkpoint()  # (fairness: see the module docstring)
+            parsed = await self._next_request()
+            if parsed is _CLOSED:
+                return
+            if isinstance(parsed, _Refusal):
+                await self._refuse(parsed)
+                return
+            assert isinstance(parsed, HttpRequest)
+            now = trio.current_time()
+            self._busy = True
+            self._last_write = self._started = now
+            self._set_alarm(now + NUDGE_DELAY)
+            reply = self._reply = Reply(self)
+            try:
+                await self._application(parsed, reply, self)
+            finally:
+                self._reply = None
+                self.nudge = None
+            if self._taken_over:
+                return  # (the socket spoke another protocol: nothing more of HTTP)
+            if not reply.finished:
+                await self._finish_unanswered(reply)
+            if not self._next_cycle():
+                return  # closing (Connection: close, HTTP/1.0, or an error)
+            self._busy = False
+            self._method = b""  # (a refusal before the next head must not take it for HEAD)
+            # Only noted: the alarm still rings at the watch deadline, and the watcher
+            # then sets it to this (a connection that goes on with requests moves it at
+            # the next one; one move per request instead of two).
+            self._alarm_at = trio.current_time() + limits.keepalive_timeout
+            if self._watch is not None:
+                await self._take_back_reading()
+            if self._sent_whole:
+                self._renew_h11()
+
+    def _next_cycle(self) -> bool:
+        """The answer is complete: whether the connection carries another request."""
+        if self._sent_whole:
+            return not self._closing
+        h = self.h11
+        if h.our_state is not h11.DONE or h.their_state is not h11.DONE:
+            return False
+        h.start_next_cycle()
+        self._leftover = bool(h.trailing_data[0])
+        return True
+
+    def _renew_h11(self) -> None:
+        """After a whole response: a new h11 takes what the old one read past the request.
+
+        The old one saw the request but not the response (`whole_response`). Only once
+        the watcher stopped feeding it.
+        """
+        self._sent_whole = False
+        data, closed = self.h11.trailing_data
+        h = self.h11 = self._new_h11()
+        if data:
+            h.receive_data(data)
+        if closed:
+            h.receive_data(b"")
+        self._leftover = bool(data)
+
+    def _new_h11(self) -> h11.Connection:
+        return h11.Connection(h11.SERVER, max_incomplete_event_size=self.limits.max_header_size)
+
+    async def _next_request(self) -> _Parsed:
+        """Read until h11 has a whole request (or the client hangs up)."""
+        h = self.h11
+        stream = self._stream
+        started = self._leftover  # (bytes of this request came with the last one)
+        # Bytes read for this request (pipelined ones count as a whole read).
+        self._read_bytes = READ_SIZE if started else 0
+        while True:
+            parsed = self._advance()
+            if parsed is not _INCOMPLETE:
+                return parsed
+            # Part of a request is in: arm its deadline, the head's then the body's.
+            stage = _BODY if self._head is not None else _HEAD if started else _NOTHING
+            if stage > self._partial:
+                self._partial = stage
+                timeout = self.limits.body_timeout if stage == _BODY else self.limits.header_timeout
+                self._set_alarm(trio.current_time() + timeout)
+            if h.they_are_waiting_for_100_continue:
+                await self._send_continue()
+            try:
+                data = await stream.receive_some(READ_SIZE)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                data = b""
+            if not data:
+                return _CLOSED
+            h.receive_data(data)
+            self._read_bytes += len(data)
+            started = True
+
+    async def _finish_unanswered(self, reply: Reply) -> None:
+        """The application returned without completing its answer: complete it."""
+        try:
+            if reply.streaming:
+                await reply.end_stream()
+            elif not reply.started:
+                await reply.refuse(500, "Internal error", close=True)
+        except h11.LocalProtocolError:
+            self.close()
+
+    async def _refuse(self, refusal: _Refusal) -> None:
+        if self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+            return
+        with contextlib.suppress(
+            h11.LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError
+        ):
+            await Reply(self).refuse(
+                refusal.status, refusal.message, headers=refusal.headers, close=True
+            )
+
+    async def _send_continue(self) -> None:
+        await self.lock()
+        try:
+            data = self.h11.send(
+                h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
+            )
+            await self.send_all(data)
+        finally:
+            self.unlock()
+
+    # ------------------------------------------------------------ writing
+
+    def whole_response(
+        self, status: int, fields: Sequence[Header], body: bytes, *, close: bool = False
+    ) -> bytes:
+        """The bytes of a complete response to the current request, encoded without h11.
+
+        (Under the write lock, once per request: `Reply`.) ``close``, or a request
+        that asked for it, ends the connection after the response.
+
+        Raises:
+            h11.LocalProtocolError: A header is malformed.
+        """
+        close = close or not self._keep_alive
+        data = encode_response(status, fields, body, close=close, head_only=self._method == b"HEAD")
+        self._sent_whole = True
+        self._closing = close
+        return data
+
+    async def lock(self) -> None:
+        """Take the write lock (without a trip through the scheduler when it is free)."""
+        try:
+            self._lock.acquire_nowait()
+        except trio.WouldBlock:
+            await self._lock.acquire()
+
+    def lock_nowait(self) -> bool:
+        """Take the write lock if it is free."""
+        try:
+            self._lock.acquire_nowait()
+        except trio.WouldBlock:
+            return False
+        return True
+
+    def unlock(self) -> None:
+        """Release the write lock."""
+        self._lock.release()
+
+    async def send_all(self, data: bytes) -> None:
+        """Write bytes (under the write lock). A stuck write is seen by the watcher."""
+        self._writing_since = trio.current_time()
+        try:
+            try_write = self._try_write
+            sent = 0 if try_write is None else try_write(data)
+            if sent < len(data):
+                await self._stream.send_all(memoryview(data)[sent:] if sent else data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            self.close()
+            raise
+        finally:
+            self._last_write = self._writing_since
+            self._writing_since = None
+
+    # ------------------------------------------------------------ the watcher
+
+    def _set_alarm(self, deadline: float) -> None:
+        self._alarm_at = deadline
+        alarm = self._alarm
+        if alarm is not None:
+            alarm.deadline = deadline
+
+    async def _watch_loop(self) -> None:
+        while True:
+            with trio.CancelScope(deadline=self._alarm_at) as alarm:
+                self._alarm = alarm
+                await trio.sleep_forever()
+            self._alarm = None
+            if trio.current_time() < self._alarm_at:
+                continue  # the main task moved the alarm while it was ringing
+            if self._busy:
+                nudge, self.nudge = self.nudge, None
+                if nudge is not None:
+                    nudge()
+                watch_at = self._started + WATCH_DELAY
+                if trio.current_time() < watch_at:
+                    self._alarm_at = watch_at  # (the first ring: not a long request yet)
+                    continue
+                await self._watch_request()
+            elif self._partial:
+                # A head or body not complete in time: "408 Request Timeout".
+                await self._refuse(_Refusal(408, "Request timed out"))
+                self.close()
+                return
+            else:
+                self.close()  # an idle keep-alive connection times out
+                return
+
+    async def _watch_request(self) -> None:
+        """Read for the main task while it answers a long request (see the docstring)."""
+        h = self.h11
+        stream = self._stream
+        interval = self.limits.sse_keepalive_interval
+        self._watch_done = trio.Event()
+        pipelined = 0
+        try:
+            self._last_tick = trio.current_time()
+            while self._busy:
+                quiet_since = max(self._last_write, self._last_tick)
+                with trio.CancelScope(deadline=quiet_since + interval) as watch:
+                    self._watch = watch
+                    if pipelined > MAX_PIPELINED_BYTES:
+                        await trio.sleep_forever()  # read no further ahead
+                    try:
+                        data = await stream.receive_some(READ_SIZE)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        data = b""
+                    if not data:
+                        # "Closing the response stream IS the cancellation" (2026-07-28).
+                        self.close()
+                        return
+                    h.receive_data(data)
+                    pipelined += len(data)
+                if watch.cancelled_caught and self._busy and not await self._tick():
+                    return
+        finally:
+            self._watch = None
+            self._watch_done.set()
+
+    async def _take_back_reading(self) -> None:
+        """The answer is complete: stop the watcher reading, and wait until it has."""
+        watch, done = self._watch, self._watch_done
+        if watch is not None and done is not None:
+            watch.cancel()
+            await done.wait()
+
+    async def _tick(self) -> bool:
+        """A quiet long request: keep its stream alive, or give up on a dead client."""
+        now = self._last_tick = trio.current_time()
+        writing_since = self._writing_since
+        if writing_since is not None and now - writing_since > self.limits.write_timeout:
+            self.close()  # a client that reads nothing for this long is gone
+            return False
+        reply = self._reply
+        if reply is not None and now - self._last_write >= self.limits.sse_keepalive_interval:
+            try:
+                await reply.keepalive()
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                return False
+            self._last_write = trio.current_time()
+        return True
+
+    def _advance(self) -> _Parsed:
+        """Read h11's buffer up to the next whole request; _INCOMPLETE when it is not.
+
+        Refusals: 431 (head too large or too many fields), 413 (body too large, or
+        more than the process can hold now), 400 (anything h11 can't parse).
+        """
+        h = self.h11
+        limits = self.limits
+        try:
+            while True:
+                event = h.next_event()
+                if event is h11.NEED_DATA or event is h11.PAUSED:
+                    return _INCOMPLETE
+                if isinstance(event, h11.Request):
+                    # Copied once: h11's fields are a sequence read item by item in
+                    # Python, three times the cost of a list when walked three times.
+                    fields = list(event.headers)
+                    if len(fields) > limits.max_header_count:
+                        return _Refusal(431, "Too many header fields")
+                    # (h11 bounds a head that arrives in pieces; one that came whole
+                    # in a single read is measured here, if the read was that large.)
+                    if self._read_bytes > limits.max_header_size and (
+                        _head_size(event.target, fields) > limits.max_header_size
+                    ):
+                        return _Refusal(431, "Request header fields too large")
+                    declared = _content_length(fields)
+                    if declared is not None:
+                        if declared > limits.max_body_size:
+                            return _Refusal(413, "Request body too large")
+                        if not self._body.expect(declared):
+                            return _BUSY  # (before the client sends it)
+                    self._head = event
+                    self._fields = fields
+                    self._method = event.method
+                elif isinstance(event, h11.Data):
+                    if self._body.size + len(event.data) > limits.max_body_size:
+                        return _Refusal(413, "Request body too large")
+                    if not self._body.add(event.data):
+                        return _BUSY  # (a chunked body, reserved as it comes)
+                elif isinstance(event, h11.EndOfMessage):
+                    return self._complete_request()
+                elif isinstance(event, h11.ConnectionClosed):
+                    return _CLOSED
+        except h11.RemoteProtocolError as exc:
+            status = exc.error_status_hint
+            reason = "Request header fields too large" if status == 431 else "Bad request"
+            return _Refusal(status, reason)
+
+    def _complete_request(self) -> HttpRequest:
+        head = self._head
+        assert head is not None
+        body = self._body.take()
+        self._head = None
+        self._partial = _NOTHING
+        self._keep_alive = keeps_alive(head.http_version, self._fields)
+        return HttpRequest(
+            head.method.decode("ascii"), head.target, self._fields, body, head.http_version
+        )
+
+
+def _head_size(target: bytes, fields: list[tuple[bytes, bytes]]) -> int:
+    """About the bytes of a request's head: its target and fields with their separators."""
+    return len(target) + sum(len(name) + len(value) + 4 for name, value in fields)
+
+
+def _content_length(fields: list[tuple[bytes, bytes]]) -> int | None:
+    for name, value in fields:
+        if name == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None

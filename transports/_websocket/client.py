@@ -1,0 +1,314 @@
+"""`open_websocket_client`: a `Client` over one WebSocket, the same API as over stdio.
+
+A WebSocket carries whole JSON-RPC messages both ways on one connection, as stdio's
+pipes do, so the client's runtime is stdio's: a `transports._client.stream.StreamDriver`
+(one reader that never runs user code, calls cancelled with ``notifications/cancelled``,
+listen streams told apart by ``subscriptionId``, legacy server requests answered in
+tasks of their own) over a `transports._runtime.writer.MessageWriter`; here the messages come
+from a `transports._websocket.channel.WebSocketChannel` and go out as masked text
+frames.
+
+The connection is watched with pings: a server that stops answering (and sends
+nothing else) for `WebSocketLimits.pong_timeout` fails every pending call with
+`ConnectionClosedError`, as does the server's Close frame (its code in the message) or
+a connection lost. Closing the client sends a Close frame (1000), waits a little for
+the server's (`WebSocketLimits.close_timeout`), and closes the connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ssl
+from collections.abc import AsyncIterator, Mapping
+from contextlib import aclosing, asynccontextmanager
+
+import trio
+from wsproto.frame_protocol import CloseReason
+
+from mcpcore.client import (
+    DEFAULT_PROBE_TIMEOUT,
+    ClientCallbacks,
+    ClientSession,
+    ConnectMode,
+)
+from mcpcore.types import Implementation
+from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
+from transports._client.client import CLIENT_INFO, Client
+from transports._client.errors import ConnectionClosedError
+from transports._client.notifications import (
+    NotificationCallback,
+    NotificationDispatcher,
+)
+from transports._client.stream import DrivenTransport, StreamDriver
+from transports._net.pool import CONNECT_TIMEOUT
+from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling, socket_fd
+from transports._runtime.writer import MessageWriter
+from transports._stdio.client import _reraise_sole
+from transports._websocket.channel import WebSocketChannel
+from transports._websocket.handshake import (
+    WebSocketUrl,
+    connect,
+    header_fields,
+    open_handshake,
+    parse_ws_url,
+)
+from transports._websocket.limits import WebSocketLimits
+
+__all__ = ["WebSocketClient", "open_websocket_client"]
+
+
+class WebSocketClient(Client):
+    """A `Client` whose server is reached over a WebSocket (see `open_websocket_client`)."""
+
+    def __init__(
+        self,
+        session: ClientSession,
+        transport: _WebSocketTransport,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_total_timeout: float = MAX_TOTAL_TIMEOUT,
+        notifications: NotificationDispatcher | None = None,
+    ) -> None:
+        super().__init__(
+            session,
+            transport,
+            timeout=timeout,
+            max_total_timeout=max_total_timeout,
+            notifications=notifications,
+        )
+        self._websocket = transport
+
+    @property
+    def url(self) -> str:
+        """The server's WebSocket URL, as given."""
+        return self._websocket.url.text
+
+    @property
+    def subprotocol(self) -> str | None:
+        """The subprotocol the server selected (``"mcp"``), or None if it selected none."""
+        return self._websocket.subprotocol
+
+    @property
+    def close_code(self) -> int | None:
+        """The code of the server's Close frame, once one came (1000, 1001, 1009...)."""
+        close = self._websocket.channel.peer_close
+        return None if close is None else close[0]
+
+
+@asynccontextmanager
+async def open_websocket_client(
+    url: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    callbacks: ClientCallbacks | None = None,
+    on_notification: NotificationCallback | None = None,
+    client_info: Implementation = CLIENT_INFO,
+    mode: ConnectMode = "auto",
+    timeout: float = DEFAULT_TIMEOUT,
+    probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+    max_total_timeout: float = MAX_TOTAL_TIMEOUT,
+    cache: bool = True,
+    ssl_context: ssl.SSLContext | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
+    limits: WebSocketLimits | None = None,
+    busy_poll: float = DEFAULT_BUSY_POLL,
+) -> AsyncIterator[WebSocketClient]:
+    """Connect to an MCP server over WebSocket and yield a connected client.
+
+        async with open_websocket_client("ws://127.0.0.1:8000/ws") as client:
+            result = await client.call_tool("add", {"a": 1, "b": 2})
+
+    One JSON-RPC message per text frame, subprotocol ``mcp`` (the shape of the
+    TypeScript SDK v1 and Python SDK 1.x; WebSocket is not part of the MCP
+    specification). The era is chosen as ``mode`` says, as on stdio (``auto``: a
+    2026-07-28 ``server/discover`` probe, then the ``initialize`` handshake).
+
+    Args:
+        url: The server's endpoint, ``ws://`` or ``wss://``.
+        headers: Extra headers for the opening handshake (``Authorization: Bearer
+            ...`` for a server that requires a token).
+        callbacks: Elicitation, sampling and roots (they set what the client declares).
+        on_notification: Called with each notification that is not on a listen
+            stream, one at a time in a task of its own (see `open_stdio_client`).
+        client_info: Our name and version.
+        mode: ``"auto"``, ``"legacy"`` or ``"modern"``.
+        timeout: Seconds each request waits by default, ``initialize`` included.
+        probe_timeout: Seconds to wait for the ``server/discover`` probe.
+        max_total_timeout: The hard limit of a call whose timeout progress resets.
+        cache: Keep 2026-07-28 results for as long as their ``ttlMs`` allows.
+        ssl_context: For ``wss``: the TLS settings; by default the system's
+            certificate store, with verification.
+        connect_timeout: Seconds to open the TCP (and TLS) connection.
+        limits: Message size, pings, handshake and close timeouts (`WebSocketLimits`).
+        busy_poll: Seconds to spin, at most, waiting for the server's next message before
+            the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+
+    Raises:
+        ValueError: A bad URL, or a header the handshake sets itself.
+        ConnectionClosedError: The server could not be reached, or went away.
+        HttpStatusError: The server refused the handshake (401, 403, 404...).
+    """
+    parsed = parse_ws_url(url)
+    fields = header_fields(headers)
+    limits = limits or WebSocketLimits()
+    stream = await connect(parsed, ssl_context=ssl_context, timeout=connect_timeout)
+    polling = BusyPolling(socket_fd(stream), busy_poll)
+    try:
+        protocol, subprotocol = await open_handshake(
+            stream, parsed, fields, timeout=limits.handshake_timeout
+        )
+        async with trio.open_nursery() as nursery:
+            dispatcher = None
+            if on_notification is not None:
+                on_error = callbacks.on_callback_error if callbacks is not None else None
+                dispatcher = NotificationDispatcher(on_notification, on_error=on_error)
+            channel = WebSocketChannel(stream, protocol, limits)
+            writer = channel.writer
+            transport = _WebSocketTransport(
+                parsed,
+                stream,
+                channel,
+                writer,
+                nursery,
+                subprotocol=subprotocol,
+                timeout=timeout,
+                notifications=dispatcher,
+                close_timeout=limits.close_timeout,
+            )
+            session = ClientSession(
+                transport.driver,
+                client_info=client_info,
+                callbacks=callbacks,
+                clock=trio.current_time if cache else None,
+            )
+            transport.start(session)
+            client = WebSocketClient(
+                session,
+                transport,
+                timeout=timeout,
+                max_total_timeout=max_total_timeout,
+                notifications=dispatcher,
+            )
+            try:
+                await client.connect(mode, probe_timeout=probe_timeout, timeout=timeout)
+                yield client
+            finally:
+                await client.aclose()
+    except BaseException as exc:
+        _reraise_sole(exc)
+    finally:
+        polling.close()  # (before the descriptor goes)
+        await trio.aclose_forcefully(stream)
+
+
+class _WebSocketTransport(DrivenTransport):
+    """The `ClientTransport` of one WebSocket: a `StreamDriver` and the connection's life."""
+
+    def __init__(
+        self,
+        url: WebSocketUrl,
+        stream: trio.abc.Stream,
+        channel: WebSocketChannel,
+        writer: MessageWriter,
+        nursery: trio.Nursery,
+        *,
+        subprotocol: str | None,
+        timeout: float,
+        notifications: NotificationDispatcher | None,
+        close_timeout: float,
+    ) -> None:
+        self.url = url
+        self.subprotocol = subprotocol
+        self.channel = channel
+        self._stream = stream
+        self._writer = writer
+        self._nursery = nursery
+        self._notifications = notifications
+        self._close_timeout = close_timeout
+        self.driver = StreamDriver(
+            nursery, writer, frame=channel.frame, timeout=timeout, notifications=notifications
+        )
+        self._closing = False
+        self._closed = trio.Event()
+        self._writing = True  # the writer's task runs
+        self._reader_done = trio.Event()
+
+    def start(self, session: ClientSession) -> None:
+        """Bind ``session`` and start the tasks: writer, reader, pings, notifications."""
+        self.driver.bind(session)
+        nursery = self._nursery
+        nursery.start_soon(self._write)
+        nursery.start_soon(self._read)
+        nursery.start_soon(self.channel.keep_alive, self._dead)
+        if self._notifications is not None:
+            nursery.start_soon(self._notifications.run)
+
+    # ----------------------------------------------------------------- tasks
+
+    async def _write(self) -> None:
+        try:
+            await self._writer.run()
+        finally:
+            self._writing = False
+        if self._writer.failure is not None:
+            self._lost(f"writing to the server failed ({self._writer.failure!r})")
+
+    async def _read(self) -> None:
+        channel = self.channel
+        try:
+            async with aclosing(channel.messages()) as messages:
+                await self.driver.read(messages)
+            if not channel.ended and not channel.closing:
+                # The driver gave up on the server (it broke the protocol): say so, and
+                # read on only to see its Close.
+                await channel.close(CloseReason.POLICY_VIOLATION, "invalid JSON-RPC")
+            with trio.move_on_after(self._close_timeout):
+                await channel.drain()
+            self._lost(channel.describe_end("the server"))
+        finally:
+            self._reader_done.set()
+
+    def _dead(self) -> None:
+        """The server stopped answering pings: fail everything, drop the connection."""
+        self._lost(self.channel.describe_end("the server"))
+        self._nursery.start_soon(trio.aclose_forcefully, self._stream)
+
+    def _lost(self, reason: str) -> None:
+        self.driver.fail(ConnectionClosedError(reason))
+
+    # ----------------------------------------------------------------- closing
+
+    async def aclose(self) -> None:
+        """Fail pending calls, close the WebSocket (1000), stop the tasks.
+
+        What is queued is flushed and the writer stopped; then our Close frame is
+        written directly (so it goes out even when the client's tasks were cancelled
+        with it), and the server's awaited, by the reader or, if the reader's task is
+        gone too, here: each step within `WebSocketLimits.close_timeout`.
+        """
+        with trio.CancelScope(shield=True):
+            if self._closing:
+                await self._closed.wait()
+                return
+            self._closing = True
+            channel = self.channel
+            try:
+                self.driver.fail(ConnectionClosedError("the client closed the connection"))
+                await self._writer.aclose(flush_timeout=self._close_timeout)
+                close = channel.take_close_frame(CloseReason.NORMAL_CLOSURE, "")
+                if close and not self._writing:  # (else a write is stuck: give up on it)
+                    await self._write_directly(close)
+                with trio.move_on_after(self._close_timeout):
+                    await self._reader_done.wait()
+                    await channel.drain()  # (returns at once unless the reader was cancelled)
+            finally:
+                self._nursery.cancel_scope.cancel()
+                self._closed.set()
+
+    async def _write_directly(self, data: bytes) -> None:
+        """Bytes written without the writer, whose task is gone (bounded, errors ignored)."""
+        with (
+            trio.move_on_after(self._close_timeout),
+            contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError),
+        ):
+            await self._stream.send_all(data)
