@@ -32,7 +32,7 @@ from typing import Final
 from urllib.parse import urlsplit, urlunsplit
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, split_host
-from transports._net.auth import BearerAuth, Principal
+from transports import BearerAuth, Principal
 
 __all__ = [
     "MAX_PORT",

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable
-from typing import Any, NoReturn
 
 import trio
+
+# The one copy, shared with the transports' client openers (an application of this
+# distribution may use that much of their runtime).
+from transports._runtime.groups import reraise_sole as raise_sole
 
 __all__ = ["raise_sole", "stop_on_terminate"]
 
@@ -34,14 +37,3 @@ async def stop_on_terminate(
             on_stop()
             scope.cancel()
             return
-
-
-def raise_sole(exc: BaseException) -> NoReturn:
-    """Raise the one exception in a group of one (trio wraps what leaves a nursery)."""
-    sole = exc
-    while True:
-        inner: Any = getattr(sole, "exceptions", None)
-        if not (isinstance(inner, tuple) and len(inner) == 1):
-            break
-        sole = inner[0]
-    raise sole from None

@@ -77,3 +77,93 @@ def test_the_checker_itself_catches_an_io_import() -> None:
     assert "trio" in imported_modules("import trio.lowlevel")
     assert "socket" in imported_modules("from socket import socket")
     assert "transports" in imported_modules("from transports.runtime import x")
+
+
+# -- transports/ and mcpcore_cli/: arrows point down -----------------------------------
+
+#: The units of the drivers, lowest first: a module may import its own unit and the units
+#: listed before it, never one after (ARCHITECTURE.md). `_runtime` knows no transport; the
+#: client core and the neutral HTTP/1.1 + socket layer know none either; WebSocket sits on
+#: `_net`; Streamable HTTP's server takes WebSocket upgrades on its endpoint; the package
+#: exports them all; the command line is an application on top.
+DRIVER_LAYERS = (
+    "transports._runtime",
+    "transports._client",
+    "transports._net",
+    "transports._stdio",
+    "transports._websocket",
+    "transports._http.client",
+    "transports._http.server",
+    "transports",
+    "mcpcore_cli",
+)
+ROOT = CORE.parent
+DRIVER_FILES = sorted([*(ROOT / "transports").rglob("*.py"), *(ROOT / "mcpcore_cli").rglob("*.py")])
+
+
+def unit_of(module: str) -> str | None:
+    """The layer a dotted module name belongs to (the longest prefix), or None."""
+    matches = [u for u in DRIVER_LAYERS if module == u or module.startswith(u + ".")]
+    return max(matches, key=len) if matches else None
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_names(source: str) -> set[str]:
+    """Every absolute module an import statement names (``from a.b import c``: a.b, a.b.c)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def test_the_driver_layers_have_modules_to_check() -> None:
+    units = {unit_of(module_name(path)) for path in DRIVER_FILES}
+    assert units == set(DRIVER_LAYERS)
+
+
+@pytest.mark.parametrize("path", DRIVER_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_driver_modules_import_only_their_layer_and_the_ones_below(path: Path) -> None:
+    rank = DRIVER_LAYERS.index(unit_of(module_name(path)) or "")
+    above = {
+        name
+        for name in imported_names(path.read_text())
+        if (unit := unit_of(name)) is not None and DRIVER_LAYERS.index(unit) > rank
+    }
+    assert not above, f"{path} imports {sorted(above)}, above its layer"
+
+
+def test_the_layer_check_itself_catches_an_upward_import() -> None:
+    assert unit_of("transports._http.server.sessions") == "transports._http.server"
+    assert unit_of("transports._websocket.upgrade") == "transports._websocket"
+    names = imported_names("from transports._http.server import listener")
+    assert "transports._http.server.listener" in names
+    assert DRIVER_LAYERS.index("transports._http.server") > DRIVER_LAYERS.index("transports._net")
+
+
+#: The one private piece of the drivers an application of this distribution uses: the
+#: exception-group unwrapping of the client openers (`mcpcore_cli.stopping`).
+PRIVATE_DRIVER_MODULES_USED = frozenset({"transports._runtime.groups"})
+APPLICATION_FILES = sorted(
+    path
+    for folder in ("mcpcore_cli", "examples", "bench")
+    for path in (ROOT / folder).rglob("*.py")
+)
+
+
+@pytest.mark.parametrize("path", APPLICATION_FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_applications_use_the_public_transports_api(path: Path) -> None:
+    private = {
+        name
+        for name in imported_names(path.read_text())
+        if name.startswith("transports._")
+        and not any(name.startswith(allowed) for allowed in PRIVATE_DRIVER_MODULES_USED)
+    }
+    assert not private, f"{path} imports private {sorted(private)}"

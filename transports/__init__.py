@@ -59,6 +59,7 @@ from transports._http.server import (
     TokenVerifier,
     serve_http,
 )
+from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
 from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
 from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
 from transports._runtime.busypoll import DEFAULT_BUSY_POLL
@@ -66,18 +67,22 @@ from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
 from transports._runtime.writer import MAX_QUEUED_MESSAGES
 from transports._stdio.client import StderrOption, StdioClient, open_stdio_client
 from transports._stdio.server import serve_stdio
+from transports._websocket import MAX_MESSAGE_SIZE as MAX_WEBSOCKET_MESSAGE_SIZE
 from transports._websocket import (
     WebSocketClient,
     WebSocketLimits,
     open_websocket_client,
     serve_websocket,
 )
+from transports._websocket.listener import DEFAULT_PATH as DEFAULT_WEBSOCKET_PATH
 
 __all__ = [
     "BODY_TIMEOUT",
     "CONNECT_TIMEOUT",
     "DEFAULT_BUSY_POLL",
+    "DEFAULT_HTTP_PATH",
     "DEFAULT_TIMEOUT",
+    "DEFAULT_WEBSOCKET_PATH",
     "HEADER_TIMEOUT",
     "KEEPALIVE_TIMEOUT",
     "MAX_BODY_SIZE",
@@ -96,6 +101,7 @@ __all__ = [
     "MAX_TOTAL_TIMEOUT",
     "MAX_WAITING_BYTES",
     "MAX_WAITING_REQUESTS",
+    "MAX_WEBSOCKET_MESSAGE_SIZE",
     "PARTIAL_FLOOR",
     "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",

@@ -1,12 +1,12 @@
 """``mcpcore serve``: one folder served read-only to any MCP client (private package).
 
-`transports` re-exports its API. One concept per module: `_uris` (``file://`` URIs to
-paths and back, and every check that needs no file system), `_opening` (opening a file
-safely), `_ignore` (``.gitignore`` rules), `_walk` (walking the folder), `_content`
-(MIME type, text or binary), `_catalog` (the listing), `_search` (globs and RE2 regular
-expressions), `_tools` (``search_files``, ``grep``), `_prompts` (``summarize_file``),
-`_watchers` (watching a set of folders), `_watch` (change notifications), `_folder`
-(`Folder`: reading by URI), `_build` (`build_folder_server`), `_run` (`serve_folder`).
+`transports` re-exports its API. One concept per module: `uris` (``file://`` URIs to
+paths and back, and every check that needs no file system), `opening` (opening a file
+safely), `ignore` (``.gitignore`` rules), `walk` (walking the folder), `content`
+(MIME type, text or binary), `catalog` (the listing), `search` (globs and RE2 regular
+expressions), `tools` (``search_files``, ``grep``), `prompts` (``summarize_file``),
+`watchers` (watching a set of folders), `watch` (change notifications), `folder`
+(`Folder`: reading by URI), `build` (`build_folder_server`), `run` (`serve_folder`).
 """
 
 from mcpcore_cli.folder.build import build_folder_server

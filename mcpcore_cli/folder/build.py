@@ -12,7 +12,7 @@ What it offers:
 * the tools ``search_files`` and ``grep``, and the prompt ``summarize_file``.
 
 Every read goes through `Folder.read`, which validates the URI and resolves it inside
-the folder (see `_uris` and `_opening`); what it refuses becomes the protocol error
+the folder (see `uris` and `opening`); what it refuses becomes the protocol error
 `to_mcp_error` chooses. Nothing here writes to the folder.
 """
 

@@ -15,7 +15,7 @@ client pages through the whole listing in at most `MAX_LISTING_PAGES` requests: 
 clients stop early (the MCP Inspector after 64 pages).
 
 A scan also records every folder it listed, with its identity: the folders the watcher
-watches (`_watch`), and the ignore rules it read (`_ignore`), which reads by URI apply.
+watches (`watch`), and the ignore rules it read (`ignore`), which reads by URI apply.
 """
 
 from __future__ import annotations

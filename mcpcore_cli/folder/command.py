@@ -10,7 +10,7 @@ how to connect a client, on stdout (`mcpcore_cli.listening` has the network opti
 Logs go to stderr, always: over stdio, stdout belongs to the protocol.
 
 What the folder's ``.gitignore`` files ignore is not served unless ``--no-ignore``
-(see `_ignore`). ``resources/list`` lists at most ``--max-files`` files (10,000 by
+(see `ignore`). ``resources/list`` lists at most ``--max-files`` files (10,000 by
 default), ``--page-size`` a page (1,000 by default, more when ``--max-files`` is raised
 past 20,000, so that the listing takes at most 20 pages: the MCP Inspector stops after
 64); files past the cap can still be read by URI and found with the tools.

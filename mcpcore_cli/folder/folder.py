@@ -63,7 +63,7 @@ class Folder:
     Args:
         path: The folder.
         include_hidden: Serve dot files and dot folders too.
-        gitignore: Honour the folder's ``.gitignore`` files (see `_ignore`): what they
+        gitignore: Honour the folder's ``.gitignore`` files (see `ignore`): what they
             ignore is not served.
         max_file_size: The largest file read, in bytes.
         max_listed_files: The most files ``resources/list`` lists.

@@ -2,7 +2,7 @@
 
 Every limit a client of the folder server can run into is named here with its default
 and how to change it: the folder's own (files listed, file size: options of their own
-in `_command`), the transports' (message size, connections, legacy sessions, the
+in `command`), the transports' (message size, connections, legacy sessions, the
 process-wide budget for partially received messages) and the core's fixed nesting depth.
 `limits_epilog` is the ``limits:`` section of ``mcpcore serve --help``; the README's
 "Limits" section says the same.
@@ -19,17 +19,18 @@ from mcpcore.framing import MAX_MESSAGE_SIZE as MAX_LINE_SIZE
 from mcpcore.jsonrpc import MAX_JSON_DEPTH
 from mcpcore_cli.folder.catalog import MAX_LISTED_FILES
 from mcpcore_cli.folder.folder import DEFAULT_MAX_FILE_SIZE, human_size
-from transports._net.limits import (
+from transports import (
     MAX_BODY_SIZE,
     MAX_CONNECTIONS,
+    MAX_PARTIAL_BYTES,
     MAX_SESSIONS,
+    PARTIAL_FLOOR,
     SESSION_HANDSHAKE_TIMEOUT,
     SESSION_IDLE_TIMEOUT,
     HttpLimits,
+    WebSocketLimits,
 )
-from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
-from transports._websocket.limits import MAX_MESSAGE_SIZE as MAX_WEBSOCKET_MESSAGE
-from transports._websocket.limits import WebSocketLimits
+from transports import MAX_WEBSOCKET_MESSAGE_SIZE as MAX_WEBSOCKET_MESSAGE
 
 __all__ = ["ServeLimits", "add_limit_options", "limits_epilog", "serve_limits"]
 

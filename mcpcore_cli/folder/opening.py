@@ -4,7 +4,7 @@ Every function here blocks (file system calls): the server runs them in worker t
 
 A file is served only if, after every symlink is followed, it is a regular file inside
 the folder, no segment of its path is hidden (unless hidden files are served), and the
-folder's ``.gitignore`` rules don't ignore it (see `_ignore`). The checks, in order:
+folder's ``.gitignore`` rules don't ignore it (see `ignore`). The checks, in order:
 
 1. `resolve` follows the path's symlinks one at a time, as the kernel does, and at most
    `MAX_SYMLINK_HOPS` of them: a chain of thousands costs no more than a short one. The
@@ -105,7 +105,7 @@ class Root:
         path: Its real absolute path (symlinks resolved).
         parts: The same, as segments (``()`` for ``/``).
         include_hidden: Whether dot files and dot folders are served.
-        gitignore: Whether its ``.gitignore`` rules are honoured (see `_ignore`).
+        gitignore: Whether its ``.gitignore`` rules are honoured (see `ignore`).
     """
 
     path: str

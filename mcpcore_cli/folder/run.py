@@ -21,11 +21,9 @@ from mcpcore_cli.folder.limit_options import ServeLimits
 from mcpcore_cli.folder.watch import watch_folder
 from mcpcore_cli.listening import allowed_hosts as hosts_served_at
 from mcpcore_cli.listening import first_url
-from transports._http.server import BearerAuth, serve_http
-from transports._http.server.listener import DEFAULT_PATH as HTTP_PATH
-from transports._stdio.server import serve_stdio
-from transports._websocket import serve_websocket
-from transports._websocket.listener import DEFAULT_PATH as WEBSOCKET_PATH
+from transports import DEFAULT_HTTP_PATH as HTTP_PATH
+from transports import DEFAULT_WEBSOCKET_PATH as WEBSOCKET_PATH
+from transports import BearerAuth, serve_http, serve_stdio, serve_websocket
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "FolderTransport", "serve_folder"]
 

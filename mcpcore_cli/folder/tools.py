@@ -3,7 +3,7 @@
 Both are read-only, return ``structuredContent`` described by their ``outputSchema``
 (2025-06-18), and are bounded: results (`MAX_RESULTS`), files looked at
 (`MAX_WALK_ENTRIES` entries per walk), bytes per file (the folder's ``max_file_size``),
-pattern length and compiled size (see `_search`), and for grep a time budget
+pattern length and compiled size (see `search`), and for grep a time budget
 (`MAX_GREP_SECONDS`) checked between files and every few thousand lines; RE2 matches
 in linear time, so no one line can blow the budget. Grep reports progress, a batch of
 files at a time, and stops between batches once the client cancels.

@@ -3,7 +3,7 @@
 A file's URI is the folder's own URI (``file:///home/ada/notes/``) followed by the
 file's path relative to it, each segment percent-encoded (RFC 8089, RFC 3986 §2.1):
 ``file:///home/ada/notes/2025/Jan%2012.md``. Everything here works on the URI's text
-alone; what the file system says (symlinks, file types) is checked in `_opening`.
+alone; what the file system says (symlinks, file types) is checked in `opening`.
 
 "Servers MUST validate all resource URIs" (2024-11-05 server/resources) and "MUST
 sanitize file paths against directory traversal when serving file:// resources"

@@ -7,11 +7,11 @@ A walk lists each folder once, through a descriptor opened without following sym
 inode): a folder swapped for a symlink out of the served one, between the listing of its
 parent and its own, is not entered, so a walk never names a file outside the folder.
 Folder symlinks are never followed (no loops, no duplicates); a symlink to a file is
-found only if its target is a file that a read would serve (see `_opening`).
+found only if its target is a file that a read would serve (see `opening`).
 
 The walk is bounded (`MAX_WALK_ENTRIES` names looked at), skips hidden names unless
 they are served, names that are not UTF-8 (they could have no URI), what the folder's
-``.gitignore`` rules ignore (see `_ignore`) and what it can't read.
+``.gitignore`` rules ignore (see `ignore`) and what it can't read.
 """
 
 from __future__ import annotations

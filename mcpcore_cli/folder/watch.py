@@ -1,6 +1,6 @@
 """Watching the folder: file-system changes become MCP change notifications.
 
-Changes come in debounced batches (see `_watchers`). For each batch:
+Changes come in debounced batches (see `watchers`). For each batch:
 
 * the listing is scanned again (or, when files were only modified, their sizes and
   times refreshed); if the set of files changed (added, removed, renamed),
@@ -16,7 +16,7 @@ Changes come in debounced batches (see `_watchers`). For each batch:
 What is watched, and the symlink policy: exactly the folders the latest scan listed
 (`Snapshot.folders`): real folders inside the served one, hidden ones only when served,
 ignored ones never, each watched on its own rather than recursively (recursive watching
-follows symlinks out of the folder: see `_watchers`), at most `MAX_WATCHED_FOLDERS` of
+follows symlinks out of the folder: see `watchers`), at most `MAX_WATCHED_FOLDERS` of
 them (the shallowest). A symlink in the folder, wherever it points, is never watched
 through. So nothing outside the folder is watched, no change outside it is seen, and a
 change to a served file always arrives under its one canonical URI, its path without

@@ -7,7 +7,7 @@ that it meets, at start and in each folder created later (``notify``'s default
 parent in the served folder has it watch trees outside the folder, and report the
 served files under paths through the link, since inotify gives one watch to one folder
 whatever the path it was reached by. So the folder's watcher hands it the list of real
-folders its walk found, each watched on its own, and `_watch` replaces the watcher when
+folders its walk found, each watched on its own, and `watch` replaces the watcher when
 that list changes.
 
 `FolderWatcher` runs one `watchfiles.awatch` (which runs on anyio, hence under trio)
@@ -114,7 +114,7 @@ class FolderWatcher:
         try:
             batches = awatch(
                 *self._paths,
-                watch_filter=None,  # every change: `_watch` decides what is served
+                watch_filter=None,  # every change: `watch` decides what is served
                 debounce=DEBOUNCE_MS,
                 step=QUIET_MS,
                 stop_event=flag,

@@ -98,7 +98,7 @@ class StreamDriver(EventRouter):
         pending = PendingCall()
         self.calls[request_id] = pending
         try:
-            # `_reply` inlined, and try/except rather than contextlib.suppress: a context
+            # `reply` inlined, and try/except rather than contextlib.suppress: a context
             # manager object per call costs more than the handler that is never taken.
             try:  # noqa: SIM105
                 await self._writer.send(self._frame(data))

@@ -22,7 +22,7 @@ import subprocess
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
 from functools import partial
-from typing import Any, Final, Literal, NoReturn, TypeAlias
+from typing import Final, Literal, TypeAlias
 
 import trio
 
@@ -44,6 +44,7 @@ from transports._client.notifications import (
 from transports._client.stream import DrivenTransport, StreamDriver
 from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling
 from transports._runtime.fdio import read_lines, try_write
+from transports._runtime.groups import reraise_sole
 from transports._runtime.writer import MessageWriter
 
 __all__ = [
@@ -227,7 +228,7 @@ async def open_stdio_client(
             finally:
                 await client.aclose()
     except BaseException as exc:
-        _reraise_sole(exc)
+        reraise_sole(exc)
     finally:
         with trio.CancelScope(shield=True):
             if process.returncode is None:  # only if aclose itself was cut short
@@ -427,25 +428,3 @@ async def _received_lines(
     rest = framer.end_of_input()
     if rest:
         yield rest
-
-
-def _reraise_sole(exc: BaseException) -> NoReturn:
-    """Raise the one exception inside ``exc`` if it is a group of one, else ``exc``.
-
-    trio wraps whatever leaves a nursery in an exception group. The client's own tasks
-    don't raise, so a group of one holds the body's exception (or a callback's): the
-    caller gets it as raised, as though no nursery were involved.
-    """
-    sole = exc
-    while True:
-        inner: Any = getattr(sole, "exceptions", None)
-        if not (isinstance(inner, tuple) and len(inner) == 1):
-            break
-        sole = inner[0]
-    if sole is exc:
-        raise exc
-    context = sole.__context__
-    try:
-        raise sole
-    finally:
-        sole.__context__ = context  # not "during handling of" the group it came in

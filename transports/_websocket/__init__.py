@@ -4,10 +4,10 @@ WebSocket is not part of the MCP specification (SEP-1288 is a draft, CHECKLIST Â
 this is the shape the TypeScript SDK v1 client and the Python SDK 1.x speak: the
 subprotocol ``mcp``, one JSON-RPC message per text frame, stdio's semantics.
 
-One concept per module: `_listener` (``serve_websocket``), `_upgrade` (accepting a
-handshake, also for ``serve_http``), `_session` (the server runtime on a WebSocket),
-`_channel` (frames in, frames out, pings, closing), `_frames` (building text frames),
-`_handshake` and `_client` (``open_websocket_client``), `_limits`.
+One concept per module: `listener` (``serve_websocket``), `upgrade` (accepting a
+handshake, also for ``serve_http``), `session` (the server runtime on a WebSocket),
+`channel` (frames in, frames out, pings, closing), `frames` (building text frames),
+`handshake` and `client` (``open_websocket_client``), `limits`.
 """
 
 from transports._websocket.client import WebSocketClient, open_websocket_client

@@ -42,8 +42,8 @@ from transports._client.notifications import (
 from transports._client.stream import DrivenTransport, StreamDriver
 from transports._net.pool import CONNECT_TIMEOUT
 from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling, socket_fd
+from transports._runtime.groups import reraise_sole
 from transports._runtime.writer import MessageWriter
-from transports._stdio.client import _reraise_sole
 from transports._websocket.channel import WebSocketChannel
 from transports._websocket.handshake import (
     WebSocketUrl,
@@ -195,7 +195,7 @@ async def open_websocket_client(
             finally:
                 await client.aclose()
     except BaseException as exc:
-        _reraise_sole(exc)
+        reraise_sole(exc)
     finally:
         polling.close()  # (before the descriptor goes)
         await trio.aclose_forcefully(stream)

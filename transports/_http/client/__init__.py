@@ -1,12 +1,12 @@
 """The Streamable HTTP client: h11 over trio sockets, both eras, and the HTTP+SSE fallback.
 
-One concept per module: `_url` (the server's URL), `_connection` (one h11 connection),
-`_pool` (keep-alive connections), `_exchange` (a request and its response),
-`_auth` (bearer tokens), `_router` (where the server's messages go), `_events`
-(event streams into the router), `_answers` (event streams answering a request),
-`_legacy` (a legacy session: its id, GET streams, re-initialization, DELETE),
-`_http_sse` (the 2024-11-05 transport), `_outcomes` (ending a request without an
-answer), `_streamable` (the `ClientTransport`), `_client` (`open_http_client`). The
+One concept per module (the URL, the h11 connections and their pool are
+`transports._net`'s, shared with the WebSocket client): `exchange` (a request and its response),
+`auth` (bearer tokens), `router` (where the server's messages go), `events`
+(event streams into the router), `answers` (event streams answering a request),
+`legacy` (a legacy session: its id, GET streams, re-initialization, DELETE),
+`http_sse` (the 2024-11-05 transport), `outcomes` (ending a request without an
+answer), `streamable` (the `ClientTransport`), `client` (`open_http_client`). The
 protocol decisions that involve no IO live in `mcpcore.http`.
 """
 

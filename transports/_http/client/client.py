@@ -27,7 +27,7 @@ from transports._net.pool import (
 )
 from transports._net.url import HttpUrl, parse_url
 from transports._runtime.busypoll import DEFAULT_BUSY_POLL
-from transports._stdio.client import _reraise_sole
+from transports._runtime.groups import reraise_sole
 
 __all__ = ["HttpClient", "open_http_client"]
 
@@ -197,7 +197,7 @@ async def open_http_client(
             finally:
                 await client.aclose()
     except BaseException as exc:
-        _reraise_sole(exc)
+        reraise_sole(exc)
     finally:
         with trio.CancelScope(shield=True):
             await pool.aclose()

@@ -1,10 +1,10 @@
 """The Streamable HTTP server on trio and h11 (private: `transports` re-exports its API).
 
-One concept per module: `_listener` (``serve_http``), `_connection` (one TCP connection,
-HTTP/1.1), `_reply` (writing a response), `_router` (protection and era routing),
-`_auth`, `_modern` (2026-07-28), `_legacy` and `_streams` (2025-03-26 … 2025-11-25
-sessions and resumable streams), `_sse2024` (2024-11-05 HTTP+SSE), `_sessions`,
-`_event_store`, `_limits`.
+One concept per module: `listener` (``serve_http``), `router` (protection and era
+routing), `modern` (2026-07-28), `legacy` and `streams` (2025-03-26 … 2025-11-25
+sessions and resumable streams), `sse2024` (2024-11-05 HTTP+SSE), `sessions`,
+`event_store`. The HTTP/1.1 connection, replies, the gate, bearer auth and the limits
+are `transports._net`'s, shared with the WebSocket server.
 """
 
 from transports._http.server.event_store import EventStore, MemoryEventStore, StoredEvent
