@@ -62,7 +62,7 @@ from transports._http.server import (
 from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
 from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
 from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL
+from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling
 from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
 from transports._runtime.writer import MAX_QUEUED_MESSAGES
 from transports._stdio.client import StderrOption, StdioClient, open_stdio_client
@@ -108,6 +108,7 @@ __all__ = [
     "SHUTDOWN_GRACE",
     "SSE_KEEPALIVE_INTERVAL",
     "BearerAuth",
+    "BusyPolling",
     "Client",
     "ClientTransport",
     "ConnectionClosedError",
