@@ -21,10 +21,10 @@ import trio.testing
 from tests.transports.http_raw import RawConnection
 from tests.transports.trio_helpers import trio_test
 from transports._net.client_connection import HttpConnection as ClientConnection
-from transports._net.limits import READ_SIZE, HttpLimits
+from transports._net.limits import MAX_PIPELINED_BYTES, READ_SIZE, HttpLimits
 from transports._net.reply import Reply
 from transports._net.request import HttpRequest
-from transports._net.server_connection import HttpConnection
+from transports._net.server_connection import WATCH_DELAY, HttpConnection
 
 Application = Callable[[HttpRequest, Reply, HttpConnection], Awaitable[None]]
 Fields = list[tuple[bytes, bytes]]
@@ -289,6 +289,69 @@ async def test_a_request_with_a_malformed_header_is_refused_by_h11_with_400() ->
         status_line = (await peer.stream.receive_some(READ_SIZE)).split(b"\r\n", 1)[0]
         assert status_line == b"HTTP/1.1 400 Bad Request"
         assert await peer.closed_by_server()
+
+
+@trio_test(autojump=True)
+async def test_a_long_request_reads_exactly_the_pipelined_limit_ahead() -> None:
+    started = trio.Event()
+    release = trio.Event()
+    answered: list[bytes] = []
+
+    async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
+        answered.append(request.body)
+        if len(answered) == 1:
+            started.set()
+            await release.wait()
+        await reply.respond_json(200, b"{}")
+
+    async with served(application, counting=True) as (peer, server_side):
+        assert isinstance(server_side, CountingStream)
+        raw = RawConnection(peer.stream, "test")
+        first = raw.encode(body=b"long")
+        await raw.send(first)
+        await started.wait()
+        await trio.sleep(WATCH_DELAY * 2)  # a long request now: the watcher reads
+        assert server_side.received == len(first)
+        # A client pipelining far more than the limit (a body the server does not
+        # want yet): the server reads the limit, not a byte more, until it answers.
+        flood = raw.encode(body=b" " * (3 * MAX_PIPELINED_BYTES))
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(raw.send, flood)
+            await trio.testing.wait_all_tasks_blocked()
+            assert server_side.received - len(first) == MAX_PIPELINED_BYTES
+            release.set()
+            assert (await raw.read_response()).status == 200
+            assert (await raw.read_response()).status == 200  # the flood, read once answered
+        assert server_side.received == len(first) + len(flood)
+    assert len(answered[1]) == 3 * MAX_PIPELINED_BYTES
+
+
+@trio_test(autojump=True)
+async def test_bytes_read_ahead_with_the_request_count_against_the_limit() -> None:
+    started = trio.Event()
+    release = trio.Event()
+
+    async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
+        if not started.is_set():
+            started.set()
+            await release.wait()
+        await reply.respond_json(200, b"{}")
+
+    async with served(application, counting=True) as (peer, server_side):
+        assert isinstance(server_side, CountingStream)
+        raw = RawConnection(peer.stream, "test")
+        first = raw.encode(body=b"long")
+        flood = raw.encode(body=b" " * (3 * MAX_PIPELINED_BYTES))
+        async with trio.open_nursery() as nursery:
+            # Both at once: the first read takes the request and the start of the flood.
+            nursery.start_soon(raw.send, first + flood)
+            await started.wait()
+            await trio.sleep(WATCH_DELAY * 2)
+            await trio.testing.wait_all_tasks_blocked()
+            assert server_side.received - len(first) == MAX_PIPELINED_BYTES
+            release.set()
+            assert (await raw.read_response()).status == 200
+            assert (await raw.read_response()).status == 200
 
 
 # ------------------------------------------------------------------ the client

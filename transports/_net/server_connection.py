@@ -29,9 +29,10 @@ A second task, the **watcher**, sleeps on an alarm whose deadline the main task 
   request still running then is a long one, and the watcher takes over the receiving
   side until the answer is complete. It sees the client hang up at once (2026-07-28:
   "closing the response stream IS the cancellation", so everything on the connection
-  is cancelled), buffers pipelined requests up to `MAX_PIPELINED_BYTES`, sends
-  keep-alive comments on quiet event streams, and closes a connection whose client
-  has read nothing for `HttpLimits.write_timeout`.
+  is cancelled), reads pipelined requests ahead into h11's buffer up to
+  `MAX_PIPELINED_BYTES` in all (never a byte more), sends keep-alive comments on quiet
+  event streams, and closes a connection whose client has read nothing for
+  `HttpLimits.write_timeout`.
 
 Moving a deadline is cheaper than a trip through the scheduler, which is what a reader
 task handing each request over would cost. HTTP/1.1 answers requests in order, so one
@@ -491,17 +492,19 @@ class HttpConnection:
         stream = self._stream
         interval = self.limits.sse_keepalive_interval
         self._watch_done = trio.Event()
-        pipelined = 0
+        # What h11 holds past the request counts: the main task read it ahead already.
+        pipelined = len(h.trailing_data[0])
         try:
             self._last_tick = trio.current_time()
             while self._busy:
                 quiet_since = max(self._last_write, self._last_tick)
                 with trio.CancelScope(deadline=quiet_since + interval) as watch:
                     self._watch = watch
-                    if pipelined > MAX_PIPELINED_BYTES:
+                    room = MAX_PIPELINED_BYTES - pipelined
+                    if room <= 0:
                         await trio.sleep_forever()  # read no further ahead
                     try:
-                        data = await stream.receive_some(READ_SIZE)
+                        data = await stream.receive_some(min(room, READ_SIZE))
                     except (trio.BrokenResourceError, trio.ClosedResourceError):
                         data = b""
                     if not data:
