@@ -455,9 +455,16 @@ class HttpConnection:
     # ------------------------------------------------------------ the watcher
 
     def _set_alarm(self, deadline: float) -> None:
+        """Have the watcher wake at ``deadline``.
+
+        Only an earlier deadline moves the alarm's cancel scope; a later one is noted,
+        and an alarm that rings before it is set again (`_watch_loop`): a connection
+        answering requests back to back moves the alarm once per ring, not once per
+        request.
+        """
         self._alarm_at = deadline
         alarm = self._alarm
-        if alarm is not None:
+        if alarm is not None and deadline < alarm.deadline:
             alarm.deadline = deadline
 
     async def _watch_loop(self) -> None:
