@@ -5,7 +5,10 @@ Each turn of the accept loop takes every connection the kernel has queued (up to
 scheduler, the accept loop like any connection: taking one connection per turn, a
 burst of 256 new connections waited for 256 turns of all the connections already
 served, the last one up to 4 seconds before its first request was even read (measured
-with ``wrk``, 256 connections, 2026-07-28 ``tools/call``: issue 15).
+with ``wrk``, 256 connections, 2026-07-28 ``tools/call``: issue 15; the benchmark is
+``python -m bench.fairness``). trio has no public way to take a queued connection
+without a turn of the scheduler, so that part reads the kernel's queue itself
+(`_Queued`): below trio's API, for the latency tail that benchmark shows.
 """
 
 from __future__ import annotations
