@@ -119,9 +119,8 @@ async def served(
 ) -> AsyncIterator[tuple[Peer, trio.abc.HalfCloseableStream]]:
     """A server `HttpConnection` serving ``application`` on one end of a socket pair."""
     left, right = trio.socket.socketpair()
-    server_side: trio.abc.HalfCloseableStream = trio.SocketStream(left)
-    if counting:
-        server_side = CountingStream(trio.SocketStream(left))
+    plain = trio.SocketStream(left)
+    server_side: trio.abc.HalfCloseableStream = CountingStream(plain) if counting else plain
     peer = Peer(trio.SocketStream(right))
     connection = HttpConnection(server_side, application, HttpLimits())
     try:
