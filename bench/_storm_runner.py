@@ -26,6 +26,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench._busy_poll import OFF
 from bench._layer import Context
 from bench._results import MCPCORE
 from bench._stdio_runner import LoopThread, child_processes, kill_processes
@@ -63,12 +64,16 @@ class StormVariant:
         thread: The kind of loop the client lives in.
         opener: Opens the client inside that loop.
         storm: One storm on the opened client; checks its own results.
+        busy_poll: Seconds its client and server spin before their event loop sleeps
+            (`bench._busy_poll`; 0: off), given by its opener to both; None for a
+            variant that can't (the official SDK).
     """
 
     column: str
     thread: type[LoopThread[Any]]
     opener: Callable[[], AbstractAsyncContextManager[Any]]
     storm: Callable[[Any], Awaitable[StormOutcome]]
+    busy_poll: float | None = OFF
 
 
 @dataclass
