@@ -10,13 +10,13 @@ Everything public is re-exported here; the submodules behind it are private.
 
 from __future__ import annotations
 
-from mcpcore._state import Phase, Role
-from mcpcore.connection import (
+from mcpcore._connection import (
     MAX_RECENTLY_CLOSED_IDS,
     MAX_REQUESTS_IN_FLIGHT,
     MAX_SUBSCRIPTIONS,
     Connection,
 )
+from mcpcore._state import Phase, Side
 from mcpcore.errors import LocalProtocolError, McpError, ProtocolError, RemoteProtocolError
 from mcpcore.events import (
     CancelRequested,
@@ -45,9 +45,9 @@ from mcpcore.versions import (
 __version__ = "0.1.0"
 
 #: The client end of a conversation: ``Connection(CLIENT)``.
-CLIENT = Role.CLIENT
+CLIENT = Side.CLIENT
 #: The server end of a conversation: ``Connection(SERVER)``.
-SERVER = Role.SERVER
+SERVER = Side.SERVER
 
 __all__ = [
     "ALL_VERSIONS",
@@ -82,7 +82,7 @@ __all__ = [
     "RemoteProtocolError",
     "RequestReceived",
     "ResponseReceived",
-    "Role",
+    "Side",
     "SubscriptionEnded",
     "__version__",
 ]

@@ -29,7 +29,7 @@ __all__ = [
     "closing_result",
     "filter_allows",
     "is_subset",
-    "received_problem",
+    "receive_on_stream",
     "sending_problem",
     "stamp_subscription_id",
     "subscription_id_of",
@@ -91,12 +91,18 @@ def sending_problem(stream: IncomingRequest, method: str) -> str | None:
     return None
 
 
-def received_problem(stream: OutgoingRequest | None, method: str) -> str | None:
-    """Client: why a notification naming ``stream`` is not believed, or None."""
-    if stream is None or stream.spec.name != LISTEN:
+def receive_on_stream(stream: OutgoingRequest | None, method: str, params: Any) -> str | None:
+    """Client: take in a notification naming ``stream``; why it is not believed, or None.
+
+    An acknowledgement that is believed records the filter the server honours.
+    """
+    if stream is None or not stream.spec.opens_stream:
         return "Notification for an unknown subscription"
     if method == LISTEN_ACKNOWLEDGED:
-        return None if stream.honoured_filter is None else "Subscription acknowledged twice"
+        if stream.honoured_filter is not None:
+            return "Subscription acknowledged twice"
+        stream.honoured_filter = params.notifications
+        return None
     if stream.honoured_filter is None:
         # "No notification may precede" the acknowledgement (2026-07-28).
         return "Notification before the acknowledgement"

@@ -15,9 +15,9 @@ from msgspec import UNSET
 
 from mcpcore import jsonrpc
 from mcpcore._capabilities import required_client_capabilities
+from mcpcore._connection import Connection
 from mcpcore.client._callbacks import ClientCallbacks
 from mcpcore.client._errors import McpError
-from mcpcore.connection import Connection
 from mcpcore.events import RequestReceived
 from mcpcore.types import (
     ClientCapabilities,

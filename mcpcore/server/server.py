@@ -28,8 +28,8 @@ from msgspec import UNSET
 
 from mcpcore import jsonrpc, types
 from mcpcore._capabilities import has_capability
-from mcpcore._state import Role
-from mcpcore.connection import Connection
+from mcpcore._connection import Connection
+from mcpcore._state import Side
 from mcpcore.errors import LocalProtocolError, McpError
 from mcpcore.events import NotificationReceived, RequestReceived
 from mcpcore.server._errors import MissingCapabilityError, ResourceNotFoundError
@@ -262,7 +262,7 @@ class Server:
     def connection(self) -> Connection:
         """A new server `Connection` speaking what this server speaks."""
         return Connection(
-            Role.SERVER,
+            Side.SERVER,
             supported_versions=self.supported_versions,
             capabilities=self.capabilities,
             implementation=self.info,
