@@ -191,8 +191,7 @@ class ClientSession(Connecting):
         self, *, fresh: bool = False, timeout: float | None = None
     ) -> AsyncIterator[Tool]:
         """Every tool, page after page (see `iter_pages`)."""
-        async for page in self.iter_pages("tools/list", fresh=fresh, timeout=timeout):
-            assert isinstance(page, ListToolsResult)
+        async for page in self._walk("tools/list", ListToolsResult, fresh=fresh, timeout=timeout):
             for tool in page.tools:
                 yield tool
 
@@ -200,8 +199,9 @@ class ClientSession(Connecting):
         self, *, fresh: bool = False, timeout: float | None = None
     ) -> AsyncIterator[Resource]:
         """Every resource, page after page (see `iter_pages`)."""
-        async for page in self.iter_pages("resources/list", fresh=fresh, timeout=timeout):
-            assert isinstance(page, ListResourcesResult)
+        async for page in self._walk(
+            "resources/list", ListResourcesResult, fresh=fresh, timeout=timeout
+        ):
             for resource in page.resources:
                 yield resource
 
@@ -209,8 +209,9 @@ class ClientSession(Connecting):
         self, *, fresh: bool = False, timeout: float | None = None
     ) -> AsyncIterator[ResourceTemplate]:
         """Every resource template, page after page (see `iter_pages`)."""
-        async for page in self.iter_pages("resources/templates/list", fresh=fresh, timeout=timeout):
-            assert isinstance(page, ListResourceTemplatesResult)
+        async for page in self._walk(
+            "resources/templates/list", ListResourceTemplatesResult, fresh=fresh, timeout=timeout
+        ):
             for template in page.resource_templates:
                 yield template
 
@@ -218,8 +219,9 @@ class ClientSession(Connecting):
         self, *, fresh: bool = False, timeout: float | None = None
     ) -> AsyncIterator[Prompt]:
         """Every prompt, page after page (see `iter_pages`)."""
-        async for page in self.iter_pages("prompts/list", fresh=fresh, timeout=timeout):
-            assert isinstance(page, ListPromptsResult)
+        async for page in self._walk(
+            "prompts/list", ListPromptsResult, fresh=fresh, timeout=timeout
+        ):
             for prompt in page.prompts:
                 yield prompt
 
@@ -245,6 +247,13 @@ class ClientSession(Connecting):
         result_type = _PAGE_TYPES.get(method)
         if result_type is None:
             raise ValueError(f"{method} is not a paginated list method")
+        async for page in self._walk(method, result_type, fresh=fresh, timeout=timeout):
+            yield page
+
+    async def _walk(
+        self, method: str, result_type: type[_Page], *, fresh: bool, timeout: float | None
+    ) -> AsyncIterator[_Page]:
+        """`iter_pages`, typed by the method's result type."""
         trail = CursorTrail(method)
         cursor: str | None = None
         while True:

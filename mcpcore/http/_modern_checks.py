@@ -35,7 +35,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from mcpcore import jsonrpc
-from mcpcore._envelope import Rejection, read_modern_envelope
+from mcpcore._envelope import Rejection, missing_envelope, read_modern_envelope
 from mcpcore.http._names import METHOD_HEADER, NAME_FIELDS, NAME_HEADER, PROTOCOL_VERSION_HEADER
 from mcpcore.http._params import HeaderParam, check_param_headers
 from mcpcore.http._status import status_for_error
@@ -143,7 +143,7 @@ def check_modern_request(
         or PROTOCOL_VERSION_META_KEY not in meta
         or CLIENT_CAPABILITIES_META_KEY not in meta
     ):
-        return _refuse(read_modern_envelope(meta, supported_versions), request_id)
+        return _refuse(missing_envelope(meta), request_id)
     version_header = header(PROTOCOL_VERSION_HEADER)
     requested = meta[PROTOCOL_VERSION_META_KEY]
     if version_header is None or version_header.strip(_OWS) != requested:
@@ -199,8 +199,7 @@ def _param_problem(
     return check_param_headers(params, arguments, header)
 
 
-def _refuse(rejection: Rejection | Any, request_id: RequestId | None) -> HttpRejection:
-    assert isinstance(rejection, Rejection)  # (a valid envelope is never refused)
+def _refuse(rejection: Rejection, request_id: RequestId | None) -> HttpRejection:
     return HttpRejection(
         status_for_error(rejection.code),
         rejection.code,

@@ -25,6 +25,7 @@ from mcpcore.jsonschema._state import (
     _Path,
     _report,
     _show,
+    _tracked,
 )
 
 
@@ -156,7 +157,7 @@ def _unevaluated_properties(node: _Node) -> _Check:
     def check(
         instance: Any, path: _Path, budget: _Budget, issues: _Issues, notes: _Notes | None
     ) -> bool:
-        assert notes is not None  # the compiler turns tracking on for this keyword
+        notes = _tracked(notes)  # (the compiler turns tracking on for this keyword)
         valid = True
         for name, value in instance.items():
             if name in notes.properties:

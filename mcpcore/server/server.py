@@ -235,15 +235,15 @@ class Server:
         ``resource_template``; it declares any of ``argument``, ``value`` and
         ``context_arguments``, and returns the candidate values (or a `types.Completion`).
         """
-        if (prompt is None) == (resource_template is None):
+        if prompt is not None and resource_template is None:
+            kind, target = "ref/prompt", prompt
+        elif resource_template is not None and prompt is None:
+            kind, target = "ref/resource", resource_template
+        else:
             raise ValueError("complete either a prompt or a resource template")
 
         def register(handler: _F) -> _F:
-            if prompt is not None:
-                self.completions.add(handler, kind="ref/prompt", target=prompt)
-            else:
-                assert resource_template is not None
-                self.completions.add(handler, kind="ref/resource", target=resource_template)
+            self.completions.add(handler, kind=kind, target=target)
             return handler
 
         return register
@@ -379,9 +379,11 @@ class Server:
         return types.EmptyResult()
 
     async def _initialize(self, context: Context) -> types.InitializeResult:
-        assert context.protocol_version is not None  # negotiated by the Connection
+        version = context.protocol_version
+        if version is None:  # (the Connection negotiated one before the handler runs)
+            raise McpError(jsonrpc.INTERNAL_ERROR, "Internal error: no negotiated version")
         return types.InitializeResult(
-            protocol_version=context.protocol_version,
+            protocol_version=version,
             capabilities=self.capabilities,
             server_info=self.info,
             instructions=self.instructions or UNSET,
