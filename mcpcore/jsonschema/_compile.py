@@ -110,6 +110,11 @@ class _Compiler(_Document):
         known = self.bases.get(id(schema))
         base = known if known is not None else self._enter(schema, base, loc, register=False)
         self._build(node, schema, base, loc, depth)
+        if node.cost == 1:
+            # Nothing but ``type``: `_LeafNode`'s shorter path gives the same answers, so
+            # whoever asks from now on gets one. (A `$ref` cycle that closed on this node
+            # while it was being built keeps the general node: it answers alike.)
+            node = self.nodes[id(schema)] = _LeafNode.of(node)
         return node
 
     def _sub(self, schema: Mapping[str, Any], key: str, base: str, loc: str, depth: int) -> _Node:
@@ -162,8 +167,6 @@ class _Compiler(_Document):
         if "number" in node.typed:
             node.typed["integer"] = node.typed["number"]
         node.cost = 1 + len(generic) + sum(len(checks) for checks in by_kind.values())
-        if node.cost == 1:
-            node.__class__ = _LeafNode  # same slots; a `$ref` to it may already hold it
 
     def _ref(self, schema: Mapping[str, Any], base: str, loc: str, depth: int) -> _Check:
         target, target_base = self._resolve(schema["$ref"], base, loc)

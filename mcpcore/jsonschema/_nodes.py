@@ -104,6 +104,13 @@ class _LeafNode(_Node):
 
     __slots__ = ()
 
+    @classmethod
+    def of(cls, node: _Node) -> _LeafNode:
+        """A leaf with ``node``'s ``type`` rule (``node`` has no other check)."""
+        leaf = cls()
+        leaf.types, leaf.type_message = node.types, node.type_message
+        return leaf
+
     def evaluate(
         self, instance: Any, path: _Path, budget: _Budget, issues: _Issues, notes: _Notes | None
     ) -> bool:
