@@ -4,7 +4,7 @@
 the callbacks and the capabilities they imply, what the server said about itself, the
 log level, the cache) and sends a request: build it with the Connection, let the
 driver carry it, turn the event that ends it into a result or an exception.
-`mcpcore.client._connect` adds choosing the era; `mcpcore.client.session` the methods.
+`mcpcore.client._connect` adds choosing the era; `mcpcore.client._session` the methods.
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ from typing import Any, Final, TextIO
 
 import trio
 
-from mcpcore.server._pagination import MAX_PAGE_SIZE
+from mcpcore.server import MAX_PAGE_SIZE
 from transports._folder._catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
 from transports._folder._folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
 from transports._folder._limit_options import add_limit_options, limits_epilog, serve_limits

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from mcpcore.framing.sse import SSEParser
+from mcpcore.framing import SSEParser
 from transports._httpclient._exchange import Response
 from transports._httpclient._router import Router
 

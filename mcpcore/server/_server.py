@@ -32,6 +32,7 @@ from mcpcore._connection import Connection
 from mcpcore._state import Side
 from mcpcore.errors import LocalProtocolError, McpError
 from mcpcore.events import NotificationReceived, RequestReceived
+from mcpcore.server._context import Context
 from mcpcore.server._errors import MissingCapabilityError, ResourceNotFoundError
 from mcpcore.server._hub import MemoryHub, NotificationHub
 from mcpcore.server._input import InputRequired, Rounds, StateCodec, request_digest
@@ -41,7 +42,6 @@ from mcpcore.server._prompts import CompletionRegistry, PromptRegistry
 from mcpcore.server._resources import ResourceRegistry, not_found, uri_problem
 from mcpcore.server._sealing import Sealer, TamperedError
 from mcpcore.server._tools import ToolRegistry
-from mcpcore.server.context import Context
 from mcpcore.versions import ALL_VERSIONS, Era, era_of
 
 __all__ = ["Server"]
