@@ -137,21 +137,29 @@ def judge_probe(
         The verdict; `ProbeAction.INCOMPATIBLE` only for a -32022 naming versions we don't speak.
     """
     if isinstance(outcome, ResponseReceived):
-        result = outcome.result
-        if not isinstance(result, DiscoverResult):
-            return Verdict(ProbeAction.LEGACY, "the probe's result is not a DiscoverResult")
-        advertised = tuple(result.supported_versions)
-        version = best_version(advertised, ours, Era.MODERN)
-        if version is None:
-            reason = "the DiscoverResult lists no modern version we speak"
-            return Verdict(ProbeAction.LEGACY, reason, None, advertised)
-        reason = "the server answered server/discover"
-        return Verdict(ProbeAction.MODERN, reason, version, advertised, result)
+        return _judge_discovery(outcome.result, ours)
     if isinstance(outcome, TimeoutError):
         return Verdict(ProbeAction.LEGACY, "the probe timed out")
     if isinstance(outcome, InvalidResponse):
         return Verdict(ProbeAction.LEGACY, f"the probe's answer is unusable: {outcome.message}")
-    error = outcome.error
+    return _judge_probe_error(outcome.error, ours, may_reprobe=may_reprobe)
+
+
+def _judge_discovery(result: object, ours: tuple[str, ...]) -> Verdict:
+    """`judge_probe` for a probe answered with a result."""
+    if not isinstance(result, DiscoverResult):
+        return Verdict(ProbeAction.LEGACY, "the probe's result is not a DiscoverResult")
+    advertised = tuple(result.supported_versions)
+    version = best_version(advertised, ours, Era.MODERN)
+    if version is None:
+        reason = "the DiscoverResult lists no modern version we speak"
+        return Verdict(ProbeAction.LEGACY, reason, None, advertised)
+    reason = "the server answered server/discover"
+    return Verdict(ProbeAction.MODERN, reason, version, advertised, result)
+
+
+def _judge_probe_error(error: Error, ours: tuple[str, ...], *, may_reprobe: bool) -> Verdict:
+    """`judge_probe` for a probe answered with an error."""
     if error.code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
         return Verdict(ProbeAction.LEGACY, f"the probe was answered with error {error.code}")
     supported = supported_in_error(error)
@@ -160,13 +168,11 @@ def judge_probe(
         return Verdict(ProbeAction.LEGACY, "a -32022 naming no version")
     modern = best_version(supported, ours, Era.MODERN)
     if modern is not None and may_reprobe:
-        return Verdict(
-            ProbeAction.REPROBE, "-32022 names a modern version we speak", modern, supported
-        )
+        reason = "-32022 names a modern version we speak"
+        return Verdict(ProbeAction.REPROBE, reason, modern, supported)
     if best_version(supported, ours, Era.LEGACY) is not None:
-        return Verdict(
-            ProbeAction.LEGACY, "-32022 names a legacy version we speak", None, supported
-        )
+        reason = "-32022 names a legacy version we speak"
+        return Verdict(ProbeAction.LEGACY, reason, None, supported)
     return Verdict(
         ProbeAction.INCOMPATIBLE,
         f"the server speaks {', '.join(supported)}; this client speaks {', '.join(ours)}",

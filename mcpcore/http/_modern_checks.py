@@ -136,6 +136,15 @@ def check_modern_request(
         tool_header_params: A tool's `mcpcore.http.header_params` by tool name (empty
             for a tool that mirrors nothing, or one that does not exist).
     """
+    return _envelope_problem(request, header, supported_versions) or _header_problem(
+        request, header, tool_header_params
+    )
+
+
+def _envelope_problem(
+    request: ModernRequest, header: Callable[[str], str | None], supported_versions: tuple[str, ...]
+) -> HttpRejection | None:
+    """Checks 1-3: the envelope is there, the version header repeats it, it is valid."""
     request_id = request.id
     meta = request.meta
     if (
@@ -153,24 +162,30 @@ def check_modern_request(
     envelope = read_modern_envelope(meta, supported_versions)
     if isinstance(envelope, Rejection):
         return _refuse(envelope, request_id)
-    method = request.method
+    return None
+
+
+def _header_problem(
+    request: ModernRequest,
+    header: Callable[[str], str | None],
+    tool_header_params: Callable[[str], tuple[HeaderParam, ...]],
+) -> HttpRejection | None:
+    """Checks 4-5: the method, name and parameter headers repeat the body."""
+    request_id, method = request.id, request.method
     method_header = header(METHOD_HEADER)
     if method_header is None or method_header.strip(_OWS) != method:
         return _mismatch(request_id, f"{METHOD_HEADER} does not match the method")
     field = NAME_FIELDS.get(method)
+    problem = None
     if field is not None:
         expected = request.name if field == "name" else request.uri
         if isinstance(expected, str):
             problem = _name_problem(header(NAME_HEADER), expected)
-            if problem is not None:
-                return _mismatch(request_id, problem)
-    if method == "tools/call" and isinstance(request.name, str):
+    if problem is None and method == "tools/call" and isinstance(request.name, str):
         params = tool_header_params(request.name)
         if params:
             problem = _param_problem(params, request.arguments, header)
-            if problem is not None:
-                return _mismatch(request_id, problem)
-    return None
+    return None if problem is None else _mismatch(request_id, problem)
 
 
 def _name_problem(raw: str | None, expected: str) -> str | None:

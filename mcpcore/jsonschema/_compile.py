@@ -252,29 +252,7 @@ class _Compiler(_Document):
         self, schema: Mapping[str, Any], base: str, loc: str, depth: int, checks: list[_Check]
     ) -> None:
         """Core §10.3.1 and §11.2, Validation §6.4 (draft-07: Validation §6.4)."""
-        prefix: list[_Node] = []
-        rest: _Node | None = None
-        keyword = "items"
-        items = schema.get("items")
-        if isinstance(items, (list, tuple)):
-            if not self.draft7:
-                raise SchemaError(
-                    f"{loc}/items must be a schema in 2020-12: use prefixItems, "
-                    "or declare draft-07 in $schema"
-                )
-            prefix = self._sub_list(schema, "items", base, loc, depth)
-            if "additionalItems" in schema:
-                rest, keyword = (
-                    self._sub(schema, "additionalItems", base, loc, depth),
-                    "additionalItems",
-                )
-        else:
-            if "prefixItems" in schema and not self.draft7:
-                prefix = self._sub_list(schema, "prefixItems", base, loc, depth)
-            if "items" in schema:
-                rest = self._sub(schema, "items", base, loc, depth)
-            if "additionalItems" in schema and self.draft7:
-                self._sub(schema, "additionalItems", base, loc, depth)  # ignored; still checked
+        prefix, rest, keyword = self._items(schema, base, loc, depth)
         if prefix or rest is not None:
             checks.append(_items(prefix, rest, keyword))
         # minContains/maxContains only qualify `contains` (Validation §6.4.4-5), and
@@ -299,6 +277,35 @@ class _Compiler(_Document):
             checks.append(
                 _unevaluated_items(self._sub(schema, "unevaluatedItems", base, loc, depth))
             )
+
+    def _items(
+        self, schema: Mapping[str, Any], base: str, loc: str, depth: int
+    ) -> tuple[list[_Node], _Node | None, str]:
+        """The positional item schemas, the schema of the rest, and the rest's keyword.
+
+        2020-12 spells them ``prefixItems`` and ``items``; draft-07 ``items`` (an array)
+        and ``additionalItems``.
+        """
+        prefix: list[_Node] = []
+        rest: _Node | None = None
+        if isinstance(schema.get("items"), (list, tuple)):
+            if not self.draft7:
+                raise SchemaError(
+                    f"{loc}/items must be a schema in 2020-12: use prefixItems, "
+                    "or declare draft-07 in $schema"
+                )
+            prefix = self._sub_list(schema, "items", base, loc, depth)
+            if "additionalItems" in schema:
+                rest = self._sub(schema, "additionalItems", base, loc, depth)
+                return prefix, rest, "additionalItems"
+            return prefix, None, "items"
+        if "prefixItems" in schema and not self.draft7:
+            prefix = self._sub_list(schema, "prefixItems", base, loc, depth)
+        if "items" in schema:
+            rest = self._sub(schema, "items", base, loc, depth)
+        if "additionalItems" in schema and self.draft7:
+            self._sub(schema, "additionalItems", base, loc, depth)  # ignored; still checked
+        return prefix, rest, "items"
 
     def _objects(
         self, schema: Mapping[str, Any], base: str, loc: str, depth: int, checks: list[_Check]

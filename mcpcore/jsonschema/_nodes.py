@@ -35,20 +35,25 @@ _KINDS: Final[Mapping[type, str]] = {
 TYPE_NAMES: Final = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
 
 
+# The JSON types of the values `_KINDS` does not map exactly, in the order to try them
+# (a bool is an int to isinstance: it goes first).
+_KINDS_BY_CLASS: Final = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (str, "string"),
+    (Mapping, "object"),
+    (list, "array"),
+    (tuple, "array"),
+)
+
+
 def _kind(value: Any) -> str:
     """The JSON type of a value `_KINDS` doesn't map: floats and subclasses."""
-    if isinstance(value, bool):
-        return "boolean"
     if isinstance(value, float):
         return "integer" if value.is_integer() else "number"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
+    for cls, kind in _KINDS_BY_CLASS:
+        if isinstance(value, cls):
+            return kind
     return "not a JSON value"
 
 

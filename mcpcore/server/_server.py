@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from msgspec import UNSET
 
@@ -308,28 +308,9 @@ class Server:
             return connection.send_error(
                 event.request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {event.method}"
             )
-        try:
-            result = await handler(context)
-        except InputRequired as need:
-            if rounds is None or self._states is None:  # (rounds: see Context.request_input)
-                self._report(RuntimeError(_NO_KEY_FOR_INPUT), context)
-                return connection.send_error(
-                    event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error"
-                )
-            result = self._input_required(context, need, rounds, self._states)
-        except MissingCapabilityError as missing:
-            return connection.send_missing_capabilities(event.request_id, missing.required)
-        except McpError as reply:
-            data = UNSET if reply.data is None else reply.data
-            return connection.send_error(event.request_id, reply.code, reply.message, data)
-        except Exception as exc:
-            self._report(exc, context)
-            if event.method == "tools/call":
-                result = _tool_failure(event.params.name)
-            else:
-                return connection.send_error(
-                    event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error"
-                )
+        result = await self._run(handler, context, connection, event, rounds)
+        if isinstance(result, _Replied):
+            return result.data
         if modern:
             result = self._with_cache_hints(result)
         try:
@@ -337,6 +318,36 @@ class Server:
         except LocalProtocolError as exc:  # the handler built an answer the protocol refuses
             self._report(exc, context)
             return connection.send_error(event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+
+    async def _run(
+        self,
+        handler: Callable[[Context], Awaitable[Any]],
+        context: Context,
+        connection: Connection,
+        event: RequestReceived,
+        rounds: Rounds | None,
+    ) -> Any:
+        """The handler's result, or the error reply (`_Replied`) that answers instead."""
+        request_id = event.request_id
+        try:
+            return await handler(context)
+        except InputRequired as need:
+            if rounds is not None and self._states is not None:
+                return self._input_required(context, need, rounds, self._states)
+            # (rounds: see Context.request_input)
+            self._report(RuntimeError(_NO_KEY_FOR_INPUT), context)
+            data = connection.send_error(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+        except MissingCapabilityError as missing:
+            data = connection.send_missing_capabilities(request_id, missing.required)
+        except McpError as reply:
+            extra = UNSET if reply.data is None else reply.data
+            data = connection.send_error(request_id, reply.code, reply.message, extra)
+        except Exception as exc:
+            self._report(exc, context)
+            if event.method == "tools/call":
+                return _tool_failure(event.params.name)
+            data = connection.send_error(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+        return _Replied(data)
 
     async def handle_notification(
         self, connection: Connection, event: NotificationReceived
@@ -555,3 +566,9 @@ def _tool_failure(name: str) -> types.CallToolResult:
     # "a handler exception → isError: true with a message that leaks no internals"
     text = f"The tool {name} failed."
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+class _Replied(NamedTuple):
+    """A request answered with an error instead of a result (None: it was cancelled)."""
+
+    data: bytes | None
