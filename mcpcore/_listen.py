@@ -22,7 +22,6 @@ from mcpcore.types import (
 )
 
 __all__ = [
-    "LISTEN",
     "LISTEN_ACKNOWLEDGED",
     "NEVER_ON_LISTEN",
     "acknowledgement_problem",
@@ -35,7 +34,6 @@ __all__ = [
     "subscription_id_of",
 ]
 
-LISTEN: Final = "subscriptions/listen"
 LISTEN_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 _RESOURCE_UPDATED: Final = "notifications/resources/updated"
 # The filter flag each list_changed notification needs.
