@@ -234,9 +234,7 @@ class Connection:
         # Only a server that speaks 2026-07-28 tells an enveloped request from a plain
         # one: to anyone else the envelope is just more _meta.
         self._reads_envelopes: Final = not is_client and bool(self.supported_modern_versions)
-        # A 2026-07-28 client's request envelope (``_meta``), built once per version;
-        # a 2026-07-28 server's ``_meta`` for its results ("SHOULD include serverInfo").
-        self._envelope: dict[str, Any] | None = None
+        # A 2026-07-28 server's ``_meta`` for its results ("SHOULD include serverInfo").
         self._server_meta: Final = (
             None if implementation is None else {SERVER_INFO_META_KEY: implementation}
         )
@@ -251,6 +249,9 @@ class Connection:
         # What a server admits, by method, in one state: the route and what it reads
         # (the version and both sides' capabilities; the envelope, in 2026-07-28).
         self._admitted: Memo[MethodSpec, Admission] = Memo()
+        # A 2026-07-28 client's request envelope (``_meta``), by version: it reads our
+        # capabilities too (those a failed initialize declared, say).
+        self._envelopes: Memo[str, dict[str, Any]] = Memo()
         # The one-pass decoding paths (mcpcore._onepass) change speed, never behaviour;
         # the tests turn them off to compare.
         self._one_pass = True
@@ -1274,12 +1275,15 @@ class Connection:
     # ================================================================== helpers
 
     def _request_envelope(self, version: str) -> dict[str, Any]:
-        envelope = self._envelope
-        if envelope is None or envelope[PROTOCOL_VERSION_META_KEY] != version:
+        """The ``_meta`` a 2026-07-28 client stamps on its requests at ``version``."""
+        state = (self._capabilities,)
+        envelope = self._envelopes.recall(state, version)
+        if envelope is None:
             capabilities = self._capabilities
             if not isinstance(capabilities, ClientCapabilities):
                 capabilities = ClientCapabilities()
-            envelope = self._envelope = request_envelope(version, capabilities, self.implementation)
+            envelope = request_envelope(version, capabilities, self.implementation)
+            self._envelopes.keep(state, version, envelope)
         return envelope
 
     def _spec_to_send(self, method: str, *, request: bool) -> MethodSpec:
