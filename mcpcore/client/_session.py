@@ -191,7 +191,7 @@ class ClientSession(Connecting):
         self, *, fresh: bool = False, timeout: float | None = None
     ) -> AsyncIterator[Tool]:
         """Every tool, page after page (see `iter_pages`)."""
-        async for page in self._walk("tools/list", ListToolsResult, fresh=fresh, timeout=timeout):
+        async for page in self.iter_pages("tools/list", fresh=fresh, timeout=timeout):
             for tool in page.tools:
                 yield tool
 
@@ -199,9 +199,7 @@ class ClientSession(Connecting):
         self, *, fresh: bool = False, timeout: float | None = None
     ) -> AsyncIterator[Resource]:
         """Every resource, page after page (see `iter_pages`)."""
-        async for page in self._walk(
-            "resources/list", ListResourcesResult, fresh=fresh, timeout=timeout
-        ):
+        async for page in self.iter_pages("resources/list", fresh=fresh, timeout=timeout):
             for resource in page.resources:
                 yield resource
 
@@ -209,9 +207,7 @@ class ClientSession(Connecting):
         self, *, fresh: bool = False, timeout: float | None = None
     ) -> AsyncIterator[ResourceTemplate]:
         """Every resource template, page after page (see `iter_pages`)."""
-        async for page in self._walk(
-            "resources/templates/list", ListResourceTemplatesResult, fresh=fresh, timeout=timeout
-        ):
+        async for page in self.iter_pages("resources/templates/list", fresh=fresh, timeout=timeout):
             for template in page.resource_templates:
                 yield template
 
@@ -219,9 +215,7 @@ class ClientSession(Connecting):
         self, *, fresh: bool = False, timeout: float | None = None
     ) -> AsyncIterator[Prompt]:
         """Every prompt, page after page (see `iter_pages`)."""
-        async for page in self._walk(
-            "prompts/list", ListPromptsResult, fresh=fresh, timeout=timeout
-        ):
+        async for page in self.iter_pages("prompts/list", fresh=fresh, timeout=timeout):
             for prompt in page.prompts:
                 yield prompt
 
@@ -230,8 +224,9 @@ class ClientSession(Connecting):
     ) -> AsyncIterator[Any]:
         """Every page of a list method, following ``nextCursor`` to the end.
 
-        A missing ``nextCursor`` ends the walk; ``""`` does not (2024-11-05
-        pagination). Each page is cached on its own. When the server calls a cursor
+        Each page is the method's result type (`ListToolsResult` for ``tools/list``...),
+        checked as it arrives. A missing ``nextCursor`` ends the walk; ``""`` does not
+        (2024-11-05 pagination). Each page is cached on its own. When the server calls a cursor
         invalid (-32602), the cached pages of the list are dropped ("(C) SHOULD discard
         its cached pages and restart", 2026-07-28) and the error is raised: start again.
 
@@ -247,13 +242,6 @@ class ClientSession(Connecting):
         result_type = _PAGE_TYPES.get(method)
         if result_type is None:
             raise ValueError(f"{method} is not a paginated list method")
-        async for page in self._walk(method, result_type, fresh=fresh, timeout=timeout):
-            yield page
-
-    async def _walk(
-        self, method: str, result_type: type[_Page], *, fresh: bool, timeout: float | None
-    ) -> AsyncIterator[_Page]:
-        """`iter_pages`, typed by the method's result type."""
         trail = CursorTrail(method)
         cursor: str | None = None
         while True:
