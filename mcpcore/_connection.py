@@ -718,6 +718,12 @@ class Connection:
         return incoming
 
     # ================================================================ receiving
+    #
+    # Every check a peer's message goes through, in order: how deeply it nests (before
+    # anything decodes it), the JSON-RPC envelope (`jsonrpc`), the method table, the
+    # params, the lifecycle table and the era's rules (the `Admit` route), the request
+    # table. Input that can be answered becomes an `InvalidMessage` carrying the reply;
+    # an unusable answer to one of our requests becomes an `InvalidResponse`.
 
     def receive(self, data: bytes) -> list[Event]:
         """Feed one message (or one 2025-03-26 batch) from the peer; get what happened.

@@ -308,9 +308,12 @@ class Server:
             return connection.send_error(
                 event.request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {event.method}"
             )
-        result = await self._run(handler, context, connection, event, rounds)
-        if isinstance(result, _Replied):
-            return result.data
+        try:
+            result = await handler(context)
+        except Exception as exc:  # the handler's answer by exception, or its failure
+            result = self._answer_failure(exc, context, connection, event, rounds)
+            if isinstance(result, _Replied):
+                return result.data
         if modern:
             result = self._with_cache_hints(result)
         try:
@@ -319,30 +322,28 @@ class Server:
             self._report(exc, context)
             return connection.send_error(event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
 
-    async def _run(
+    def _answer_failure(
         self,
-        handler: Callable[[Context], Awaitable[Any]],
+        exc: Exception,
         context: Context,
         connection: Connection,
         event: RequestReceived,
         rounds: Rounds | None,
     ) -> Any:
-        """The handler's result, or the error reply (`_Replied`) that answers instead."""
+        """What answers a handler that raised: a result after all, or an error (`_Replied`)."""
         request_id = event.request_id
-        try:
-            return await handler(context)
-        except InputRequired as need:
+        if isinstance(exc, InputRequired):
             if rounds is not None and self._states is not None:
-                return self._input_required(context, need, rounds, self._states)
+                return self._input_required(context, exc, rounds, self._states)
             # (rounds: see Context.request_input)
             self._report(RuntimeError(_NO_KEY_FOR_INPUT), context)
             data = connection.send_error(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
-        except MissingCapabilityError as missing:
-            data = connection.send_missing_capabilities(request_id, missing.required)
-        except McpError as reply:
-            extra = UNSET if reply.data is None else reply.data
-            data = connection.send_error(request_id, reply.code, reply.message, extra)
-        except Exception as exc:
+        elif isinstance(exc, MissingCapabilityError):
+            data = connection.send_missing_capabilities(request_id, exc.required)
+        elif isinstance(exc, McpError):
+            extra = UNSET if exc.data is None else exc.data
+            data = connection.send_error(request_id, exc.code, exc.message, extra)
+        else:
             self._report(exc, context)
             if event.method == "tools/call":
                 return _tool_failure(event.params.name)
