@@ -28,7 +28,7 @@ from typing import Any, Final, TextIO
 
 import trio
 
-from mcpcore.server._pagination import MAX_PAGE_SIZE
+from mcpcore.server import MAX_PAGE_SIZE
 from mcpcore_cli.folder.catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
 from mcpcore_cli.folder.folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
 from mcpcore_cli.folder.limit_options import add_limit_options, limits_epilog, serve_limits

@@ -25,7 +25,7 @@ from typing import Any
 import h11
 import trio
 
-from mcpcore.framing.sse import encode_comment, encode_event
+from mcpcore.framing import encode_comment, encode_event
 
 __all__ = ["Received", "Reply", "ScriptedServer", "scripted_server"]
 

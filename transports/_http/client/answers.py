@@ -21,7 +21,7 @@ from typing import Final
 import trio
 
 from mcpcore import ProgressReceived
-from mcpcore.framing.sse import SSEParser
+from mcpcore.framing import SSEParser
 from mcpcore.http import OutgoingMessage
 from mcpcore.types import RequestId
 from transports._client.calls import PendingCall, current_call_options, report_progress

@@ -9,8 +9,7 @@ from contextlib import asynccontextmanager
 import trio
 
 from mcpcore.client import DEFAULT_PROBE_TIMEOUT, ClientCallbacks, ClientSession, ConnectMode
-from mcpcore.framing import MAX_MESSAGE_SIZE
-from mcpcore.framing.sse import MAX_EVENT_SIZE
+from mcpcore.framing import MAX_EVENT_SIZE, MAX_MESSAGE_SIZE
 from mcpcore.http import InvalidTool
 from mcpcore.types import Implementation
 from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from mcpcore.framing.sse import SSEEvent, SSEParser
+from mcpcore.framing import SSEEvent, SSEParser
 from mcpcore.http import media_type
 from transports._client.errors import ConnectionClosedError
 from transports._http.client.auth import BearerAuth

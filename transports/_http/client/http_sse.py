@@ -21,7 +21,7 @@ from typing import Final
 import trio
 
 from mcpcore.client import Outcome
-from mcpcore.framing.sse import SSEEvent, SSEParser
+from mcpcore.framing import SSEEvent, SSEParser
 from mcpcore.http import describe_message, error_in_body
 from mcpcore.types import RequestId
 from transports._client.calls import PendingCall, current_call_options

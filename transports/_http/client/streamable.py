@@ -34,7 +34,7 @@ import trio
 
 from mcpcore import ErrorReceived, Phase, ResponseReceived, jsonrpc
 from mcpcore.client import ClientSession, Outcome
-from mcpcore.framing.sse import SSEParser
+from mcpcore.framing import SSEParser
 from mcpcore.http import (
     HeaderParam,
     OutgoingMessage,
