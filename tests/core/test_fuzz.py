@@ -525,30 +525,49 @@ _PARAMS: dict[str, Any] = {
 }
 
 
+def _send(client: Connection, method: str) -> Any:
+    return client.send_request(method, _PARAMS.get(method))
+
+
+def _cancel(client: Connection, index: int) -> Any:
+    pending = client.pending_requests
+    return client.cancel(pending[index % len(pending)]) if pending else None
+
+
+def _discovered(client: Connection, capabilities: int) -> Any:
+    # A probe, answered at once: the server's capabilities change.
+    request_id, _ = client.send_request("server/discover")
+    result = {
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": _SERVER_CAPABILITIES[capabilities],
+        "resultType": "complete",
+    }
+    answer = {"jsonrpc": "2.0", "id": request_id, "result": result}
+    return client.receive(json.dumps(answer).encode())
+
+
+def _era(client: Connection, era: str) -> Any:
+    if era == "modern":
+        return client.start_modern()
+    if era == "abandon":
+        return client.abandon_modern()
+    return Pair.handshake_client(client)
+
+
+#: How each kind of `client_moves` is applied to a client.
+_CLIENT_MOVES: dict[str, Callable[[Connection, Any], Any]] = {
+    "send": _send,
+    "cancel": _cancel,
+    "discovered": _discovered,
+    "era": _era,
+}
+
+
 def _client_move(client: Connection, move: tuple[str, Any]) -> Any:
     """Apply ``move``; what it returned or raised, comparable between two clients."""
     kind, value = move
     try:
-        if kind == "send":
-            return client.send_request(value, _PARAMS.get(value))
-        if kind == "cancel":
-            pending = client.pending_requests
-            return client.cancel(pending[value % len(pending)]) if pending else None
-        if kind == "discovered":
-            # A probe, answered at once: the server's capabilities change.
-            request_id, _ = client.send_request("server/discover")
-            result = {
-                "supportedVersions": ["2026-07-28"],
-                "capabilities": _SERVER_CAPABILITIES[value],
-                "resultType": "complete",
-            }
-            answer = {"jsonrpc": "2.0", "id": request_id, "result": result}
-            return client.receive(json.dumps(answer).encode())
-        if value == "modern":
-            return client.start_modern()
-        if value == "abandon":
-            return client.abandon_modern()
-        return Pair.handshake_client(client)
+        return _CLIENT_MOVES[kind](client, value)
     except (LocalProtocolError, RemoteProtocolError, AssertionError) as exc:
         return repr(exc)
 
