@@ -41,7 +41,7 @@ from bench._progress import Progress
 from bench._report import document, format_table, write_json
 from bench._results import WorkloadResult
 from bench._verify import BenchmarkError
-from transports import DEFAULT_BUSY_POLL
+from transports import RECOMMENDED_BUSY_POLL
 
 #: Every layer, in the order they run and print. New layers are appended here.
 LAYERS: tuple[Layer, ...] = (
@@ -111,7 +111,7 @@ def parse_args(
         default=None,
         metavar="SECONDS",
         help="mcpcore's transports spin this long before their event loop sleeps "
-        f"(default {DEFAULT_BUSY_POLL:g}, the library's; 0 turns it off)",
+        f"(default {RECOMMENDED_BUSY_POLL:g}, the recommended opt-in budget; 0 turns it off)",
     )
     args = parser.parse_args(argv)
     if args.busy_poll is not None and args.busy_poll < 0:

@@ -1,6 +1,6 @@
 """The busy-poll budget mcpcore's transports get in every layer (``--busy-poll``).
 
-`transports` spins briefly before its event loop sleeps (`transports.DEFAULT_BUSY_POLL`,
+`transports` spins briefly before its event loop sleeps (`transports.RECOMMENDED_BUSY_POLL`,
 see transports/_runtime/busypoll.py): on a request-response connection that saves the wake-up,
 which on a virtual machine is most of a round trip. The raw ceilings and the official
 SDK do not spin. ``python -m bench --busy-poll 0`` measures mcpcore without it, for the
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Final
 
-from transports import DEFAULT_BUSY_POLL
+from transports import RECOMMENDED_BUSY_POLL
 
 __all__ = ["ENVIRONMENT_VARIABLE", "busy_poll", "set_busy_poll"]
 
@@ -33,4 +33,4 @@ def set_busy_poll(seconds: float) -> None:
 def busy_poll() -> float:
     """The budget to pass as ``busy_poll=`` to mcpcore's transports in a layer."""
     value = os.environ.get(ENVIRONMENT_VARIABLE)
-    return DEFAULT_BUSY_POLL if value is None else float(value)
+    return RECOMMENDED_BUSY_POLL if value is None else float(value)

@@ -4,7 +4,7 @@ The latency tail of a loaded server: ``wrk`` (a C load generator, ``apt-get inst
 wrk``) keeps ``--connections`` connections each sending 2026-07-28 ``tools/call``
 requests back to back (`bench/wrk/tools_call_modern.lua`) to one server process
 (``bench/_http_servers.py mcpcore``: one worker, JSON replies), with busy polling on
-(`transports.DEFAULT_BUSY_POLL`) and off. A fair server answers every request within a
+(`transports.RECOMMENDED_BUSY_POLL`) and off. A fair server answers every request within a
 few rounds of the others: p99 a small multiple of p50, nothing near a second (issue 15:
 p99 ~3 s at 256 connections, new connections accepted one per turn of the scheduler).
 
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Final
 
 from bench._busy_poll import ENVIRONMENT_VARIABLE
-from transports import DEFAULT_BUSY_POLL
+from transports import RECOMMENDED_BUSY_POLL
 
 __all__ = ["main", "run_once"]
 
@@ -127,13 +127,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--busy-poll",
         type=float,
         action="append",
-        help=f"seconds (repeatable; default: {DEFAULT_BUSY_POLL:g} and 0)",
+        help=f"seconds (repeatable; default: {RECOMMENDED_BUSY_POLL:g} and 0)",
     )
     arguments = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         print("wrk is not installed (apt-get install wrk)", file=sys.stderr)
         return 2
-    budgets = arguments.busy_poll or [DEFAULT_BUSY_POLL, 0.0]
+    budgets = arguments.busy_poll or [RECOMMENDED_BUSY_POLL, 0.0]
     runs: dict[float, list[dict[str, float]]] = {budget: [] for budget in budgets}
     for index in range(arguments.runs):
         for budget in budgets:

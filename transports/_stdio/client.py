@@ -42,7 +42,7 @@ from transports._client.notifications import (
     NotificationDispatcher,
 )
 from transports._client.stream import DrivenTransport, StreamDriver
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling
+from transports._runtime.busypoll import BusyPolling
 from transports._runtime.fdio import read_lines, try_write
 from transports._runtime.groups import reraise_sole
 from transports._runtime.writer import MessageWriter
@@ -145,7 +145,7 @@ async def open_stdio_client(
     max_message_size: int = MAX_MESSAGE_SIZE,
     shutdown_grace: float = SHUTDOWN_GRACE,
     cache: bool = True,
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
 ) -> AsyncIterator[StdioClient]:
     """Start an MCP server as a subprocess and yield a connected client.
 
@@ -179,7 +179,8 @@ async def open_stdio_client(
         shutdown_grace: See above and `SHUTDOWN_GRACE`.
         cache: Keep 2026-07-28 results for as long as their ``ttlMs`` allows.
         busy_poll: Seconds to spin, at most, waiting for the server's next message
-            before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            before the event loop sleeps; 0 (the default) never spins. Opt in with
+            `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
 
     Raises:
         OSError: The program could not be started.

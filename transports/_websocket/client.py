@@ -41,7 +41,7 @@ from transports._client.notifications import (
 )
 from transports._client.stream import DrivenTransport, StreamDriver
 from transports._net.pool import CONNECT_TIMEOUT
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling, socket_fd
+from transports._runtime.busypoll import BusyPolling, socket_fd
 from transports._runtime.groups import reraise_sole
 from transports._runtime.writer import MessageWriter
 from transports._websocket.channel import WebSocketChannel
@@ -111,7 +111,7 @@ async def open_websocket_client(
     ssl_context: ssl.SSLContext | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
     limits: WebSocketLimits | None = None,
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
 ) -> AsyncIterator[WebSocketClient]:
     """Connect to an MCP server over WebSocket and yield a connected client.
 
@@ -141,7 +141,8 @@ async def open_websocket_client(
         connect_timeout: Seconds to open the TCP (and TLS) connection.
         limits: Message size, pings, handshake and close timeouts (`WebSocketLimits`).
         busy_poll: Seconds to spin, at most, waiting for the server's next message before
-            the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            the event loop sleeps; 0 (the default) never spins. Opt in with
+            `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
 
     Raises:
         ValueError: A bad URL, or a header the handshake sets itself.

@@ -26,7 +26,6 @@ from transports._net.pool import (
     ConnectionPool,
 )
 from transports._net.url import HttpUrl, parse_url
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL
 from transports._runtime.groups import reraise_sole
 
 __all__ = ["HttpClient", "open_http_client"]
@@ -103,7 +102,7 @@ async def open_http_client(
     max_event_size: int = MAX_EVENT_SIZE,
     get_stream: bool = True,
     terminate_session: bool = True,
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
 ) -> AsyncIterator[HttpClient]:
     """Connect to an MCP server over HTTP and yield a connected client.
 
@@ -136,7 +135,8 @@ async def open_http_client(
         max_connections: Connections open at once, streams included (`MAX_CLIENT_CONNECTIONS`).
         max_idle_connections: Idle keep-alive connections kept (`MAX_IDLE_CONNECTIONS`).
         busy_poll: Seconds to spin, at most, waiting for the server's answer before the
-            event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            event loop sleeps; 0 (the default) never spins. Opt in with
+            `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
         max_message_size: The largest JSON answer accepted, in bytes.
         max_event_size: The largest server-sent event accepted, in bytes.
         get_stream: Legacy: open the GET stream the server sends its own messages on.
