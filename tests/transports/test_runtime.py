@@ -60,7 +60,7 @@ async def test_waiting_messages_are_written_together_in_order() -> None:
     stream = RecordingStream()
     writer = MessageWriter(stream)
     for n in range(50):
-        await writer.send(b"%d\n" % n)
+        assert writer.send_nowait(b"%d\n" % n)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
         await writer.aclose()
@@ -68,29 +68,39 @@ async def test_waiting_messages_are_written_together_in_order() -> None:
     assert len(stream.writes) == 1  # 50 messages, one system call
 
 
+@trio_test(autojump=True)
+async def test_a_sender_on_an_idle_stream_writes_itself_and_later_ones_queue_behind() -> None:
+    stream = RecordingStream(delay=1.0)
+    writer = MessageWriter(stream)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(writer.send, b"first\n")  # idle: written by its sender
+        await stream.started.wait()
+        await writer.send(b"second\n")  # a write is under way: queued
+        await writer.send(b"third\n")
+        assert stream.writes == []  # (still writing the first)
+        await writer.aclose()
+    assert stream.writes == [b"first\n", b"second\nthird\n"]  # in order, the queue joined
+
+
 @pytest.mark.parametrize("method", ["send", "post"])
-@trio_run
+@trio_test(autojump=True)
 async def test_a_full_queue_makes_senders_wait(method: str) -> None:
     writer = MessageWriter(RecordingStream(), max_queued=2)
+    assert writer.send_nowait(b"a\n")  # (nobody drains the queue: no writer task)
+    assert writer.send_nowait(b"b\n")
     send = getattr(writer, method)
-    await send(b"a\n")
-    await send(b"b\n")
-    with trio.move_on_after(0.1) as waited:
+    with trio.move_on_after(1) as waited:
         await send(b"c\n")
-    assert waited.cancelled_caught  # nobody drains the queue: the sender waits
+    assert waited.cancelled_caught  # the queue is full: the sender waits
     assert writer.send_nowait(b"c\n") is False
 
 
 @trio_run
 async def test_posted_messages_share_one_write_and_go_before_a_later_send() -> None:
     stream = RecordingStream()
-    direct: list[bytes] = []
-
-    def try_write(data: bytes) -> int:  # an idle pipe that takes everything at once
-        direct.append(data)
-        return len(data)
-
-    writer = MessageWriter(stream, try_write=try_write)
+    writer = MessageWriter(stream)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
         await trio.testing.wait_all_tasks_blocked()
@@ -99,31 +109,40 @@ async def test_posted_messages_share_one_write_and_go_before_a_later_send() -> N
         await writer.send(b"answer\n")  # queued behind the posted ones, not written first
         await trio.testing.wait_all_tasks_blocked()
         await writer.aclose()
-    assert direct == []
     assert stream.writes == [b"".join(b"%d\n" % n for n in range(10)) + b"answer\n"]
 
 
+@pytest.mark.parametrize("queued", [False, True], ids=["written-by-sender", "queued"])
 @trio_run
-async def test_a_broken_stream_fails_every_sender() -> None:
+async def test_a_broken_stream_fails_every_sender(queued: bool) -> None:
     stream = RecordingStream(broken=True)
     writer = MessageWriter(stream)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
-        await writer.send(b"first\n")
-        await stream.started.wait()
-        await trio.testing.wait_all_tasks_blocked()
+        if queued:
+            await writer.post(b"first\n")  # the writer task finds the stream broken
+            await stream.started.wait()
+            await trio.testing.wait_all_tasks_blocked()
+        else:
+            with pytest.raises(ConnectionError, match="broke"):
+                await writer.send(b"first\n")  # found broken by the sender itself
         with pytest.raises(ConnectionError, match="broke"):
             await writer.send(b"second\n")
+        with pytest.raises(ConnectionError, match="broke"):
+            await writer.post(b"third\n")
     assert isinstance(writer.failure, trio.BrokenResourceError)
 
 
-@trio_run
-async def test_a_write_in_progress_survives_cancellation_whole() -> None:
-    stream = RecordingStream(delay=0.2)
+@pytest.mark.parametrize("queued", [False, True], ids=["written-by-sender", "queued"])
+@trio_test(autojump=True)
+async def test_a_write_in_progress_survives_cancellation_whole(queued: bool) -> None:
+    stream = RecordingStream(delay=1.0)
     writer = MessageWriter(stream)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
-        await writer.send(b'{"a":1}\n')
+        await trio.testing.wait_all_tasks_blocked()
+        send = writer.post if queued else writer.send
+        nursery.start_soon(send, b'{"a":1}\n')
         await stream.started.wait()
         nursery.cancel_scope.cancel()  # mid-write: the write is shielded
     assert stream.writes == [b'{"a":1}\n']

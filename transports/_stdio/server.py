@@ -20,7 +20,6 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
-from functools import partial
 from typing import Final
 
 import trio
@@ -28,9 +27,10 @@ import trio
 from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer
 from mcpcore.server import Server
 from transports._runtime.busypoll import BusyPolling
-from transports._runtime.fdio import read_lines, try_write
 from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE, ServerDriver
 from transports._runtime.writer import MessageWriter
+from transports._stdio.lines import read_lines
+from transports._stdio.pipes import write_now
 
 __all__ = ["READ_SIZE", "serve_stdio"]
 
@@ -76,7 +76,7 @@ async def serve_stdio(
         stdin = trio.lowlevel.FdStream(os.dup(_STDIN))
         stdout = trio.lowlevel.FdStream(out_fd)
         async with stdin, stdout, trio.open_nursery() as nursery:
-            writer = MessageWriter(stdout, try_write=partial(try_write, stdout))
+            writer = MessageWriter(stdout, write_now=write_now(stdout))
             nursery.start_soon(writer.run)
             driver = ServerDriver(
                 server, server.connection(), writer, frame=_line, max_handlers=max_handlers

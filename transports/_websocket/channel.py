@@ -51,7 +51,7 @@ from wsproto.frame_protocol import CloseReason
 from wsproto.utilities import LocalProtocolError
 
 from transports._net.partial import MessageBuffer, PartialBudget
-from transports._net.socketio import direct_writer, read_some
+from transports._net.socketio import direct_writer
 from transports._runtime.writer import MessageWriter
 from transports._websocket.frames import ClientFrames, server_text_frame
 from transports._websocket.limits import READ_SIZE, WebSocketLimits
@@ -115,13 +115,10 @@ class WebSocketChannel:
         self._stream = stream
         self._protocol = protocol
         #: Where every frame we send goes; its `MessageWriter.run` must run in a task.
-        #: On a plain socket a message is written by its sender at once, unless the last
-        #: read brought several: then their answers wait for the writer task, which
-        #: joins them into one write (one system call instead of one per answer).
+        #: A frame is written by its sender at once when the socket is idle (see
+        #: `transports._net.socketio` for what that buys).
         self.writer = self._writer = MessageWriter(
-            stream,
-            try_write=direct_writer(stream, defer=self.in_burst),
-            write_timeout=limits.write_timeout,
+            stream, write_now=direct_writer(stream), write_timeout=limits.write_timeout
         )
         self._max_size = limits.max_message_size
         self._ping_interval = limits.ping_interval
@@ -134,9 +131,6 @@ class WebSocketChannel:
         self._ended = False  # nothing more will be read
         self._done = trio.Event()  # set when _ended is
         self._reading = False  # waiting for the socket (not held back by backpressure)
-        self._eager = False  # the last read did not wait
-        self._delivered = 0  # messages delivered from the last chunk read
-        self._burst = False  # the last chunk held several: their answers are joined
         self._last_read = trio.current_time()
         self._ponged = trio.Event()  # set by the pong answering our last ping
         self.peer_close: tuple[int, str] | None = None
@@ -210,10 +204,6 @@ class WebSocketChannel:
         with contextlib.suppress(ConnectionError):  # gone: the reader sees it too
             await self._writer.send(data)
 
-    def in_burst(self) -> bool:
-        """Whether the last chunk read held several messages (their answers are joined)."""
-        return self._burst
-
     # ---------------------------------------------------------------- receiving
 
     async def messages(self) -> AsyncGenerator[bytes, None]:
@@ -245,9 +235,6 @@ class WebSocketChannel:
                     if self._refusal:
                         await self._fail(CloseReason.MESSAGE_TOO_BIG, self._refusal)
                     return None
-                self._delivered += 1
-                if self._delivered > 1:
-                    self._burst = True
                 return message
             await self._control(event)
             return None
@@ -262,8 +249,6 @@ class WebSocketChannel:
             self._end("the connection was closed")
             return None
         self._events = protocol.events()
-        self._burst = self._delivered > 1
-        self._delivered = 0
         return None
 
     def _text(self, event: TextMessage) -> bytes | None:
@@ -332,18 +317,14 @@ class WebSocketChannel:
 
     async def _read(self) -> bytes:
         """The next chunk from the socket; b"" when it ended or broke."""
-        if self._eager:
-            # The last read found data at once: let the tasks it woke (the handlers)
-            # run before we read more, so a flood can't starve them, nor the others.
-            await trio.lowlevel.checkpoint()
         self._reading = True
         try:
-            data, waited = await read_some(self._stream, READ_SIZE)
+            # (bytes() of bytes is the object itself: a copy only for a bytearray)
+            data = bytes(await self._stream.receive_some(READ_SIZE))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            data, waited = b"", True
+            data = b""
         finally:
             self._reading = False
-        self._eager = not waited
         self._last_read = trio.current_time()
         return data
 

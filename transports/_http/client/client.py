@@ -5,6 +5,7 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 
 import trio
 
@@ -16,6 +17,7 @@ from mcpcore.types import Implementation
 from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client.client import CLIENT_INFO, Client
 from transports._client.notifications import NotificationCallback, NotificationDispatcher
+from transports._client.opening import ClientSettings, open_client
 from transports._http.client.auth import BearerAuth, HttpAuth
 from transports._http.client.exchange import Sender
 from transports._http.client.streamable import StreamableTransport
@@ -26,7 +28,6 @@ from transports._net.pool import (
     ConnectionPool,
 )
 from transports._net.url import HttpUrl, parse_url
-from transports._runtime.groups import reraise_sole
 
 __all__ = ["HttpClient", "open_http_client"]
 
@@ -158,46 +159,35 @@ async def open_http_client(
         busy_poll=busy_poll,
     )
     sender = Sender(pool, parsed, headers=headers, auth=bearer)
+    settings = ClientSettings(
+        callbacks=callbacks,
+        on_notification=on_notification,
+        client_info=client_info,
+        mode=mode,
+        timeout=timeout,
+        probe_timeout=probe_timeout,
+        max_total_timeout=max_total_timeout,
+        cache=cache,
+    )
+
+    def connect(
+        nursery: trio.Nursery, notifications: NotificationDispatcher | None
+    ) -> StreamableTransport:
+        return StreamableTransport(
+            parsed,
+            sender,
+            nursery,
+            timeout=timeout,
+            notifications=notifications,
+            max_message_size=max_message_size,
+            max_event_size=max_event_size,
+            get_stream=get_stream,
+            terminate=terminate_session,
+        )
+
     try:
-        async with trio.open_nursery() as nursery:
-            dispatcher = None
-            if on_notification is not None:
-                on_error = callbacks.on_callback_error if callbacks is not None else None
-                dispatcher = NotificationDispatcher(on_notification, on_error=on_error)
-                nursery.start_soon(dispatcher.run)
-            transport = StreamableTransport(
-                parsed,
-                sender,
-                nursery,
-                timeout=timeout,
-                notifications=dispatcher,
-                max_message_size=max_message_size,
-                max_event_size=max_event_size,
-                get_stream=get_stream,
-                terminate=terminate_session,
-            )
-            session = ClientSession(
-                transport,
-                client_info=client_info,
-                callbacks=callbacks,
-                clock=trio.current_time if cache else None,
-            )
-            transport.bind(session)
-            client = HttpClient(
-                session,
-                transport,
-                parsed,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                notifications=dispatcher,
-            )
-            try:
-                await client.connect(mode, probe_timeout=probe_timeout, timeout=timeout)
-                yield client
-            finally:
-                await client.aclose()
-    except BaseException as exc:
-        reraise_sole(exc)
+        async with open_client(settings, connect, partial(HttpClient, url=parsed)) as client:
+            yield client
     finally:
         with trio.CancelScope(shield=True):
             await pool.aclose()
