@@ -19,7 +19,7 @@ from mcpcore.framing import OversizedMessage
 from mcpcore.server import Server
 from tests.transports.trio_helpers import trio_test
 from transports._runtime.serving import ServerDriver
-from transports._runtime.writer import MessageWriter
+from transports._runtime.writer import WRITES_PER_TURN, MessageWriter
 
 TEST_TIMEOUT = 10.0
 INFO = types.Implementation(name="runtime-test", version="1")
@@ -82,6 +82,75 @@ async def test_a_sender_on_an_idle_stream_writes_itself_and_later_ones_queue_beh
         assert stream.writes == []  # (still writing the first)
         await writer.aclose()
     assert stream.writes == [b"first\n", b"second\nthird\n"]  # in order, the queue joined
+
+
+class Pipe:
+    """A ``write_now`` for `MessageWriter`: takes up to ``room`` bytes per call."""
+
+    def __init__(self, room: int = 1 << 20, *, broken: bool = False) -> None:
+        self.room = room
+        self.broken = broken
+        self.taken: list[bytes] = []
+
+    def __call__(self, data: bytes) -> int:
+        if self.broken:
+            raise trio.BrokenResourceError("the reader is gone")
+        taken = data[: self.room]
+        if taken:
+            self.taken.append(bytes(taken))
+        return len(taken)
+
+
+@trio_run
+async def test_with_write_now_an_idle_sender_writes_at_once_and_the_rest_goes_first() -> None:
+    stream, pipe = RecordingStream(), Pipe(room=4)
+    writer = MessageWriter(stream, write_now=pipe)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.send(b"abc\n")  # taken whole, in the sender's step
+        assert pipe.taken == [b"abc\n"]
+        assert stream.writes == []
+        await writer.send(b"defgh\n")  # the pipe takes 4 bytes; the rest is queued first
+        await writer.send(b"ij\n")  # (behind it)
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.aclose()
+    assert pipe.taken == [b"abc\n", b"defg"]
+    assert stream.writes == [b"h\nij\n"]
+
+
+@trio_run
+async def test_a_sender_whose_writes_never_wait_still_yields() -> None:
+    writer = MessageWriter(RecordingStream(), write_now=Pipe())
+    other_ran = 0
+
+    async def other() -> None:
+        nonlocal other_ran
+        while True:
+            other_ran += 1
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(other)
+        await trio.lowlevel.checkpoint()  # (the other task is running: it never blocks)
+        ran = other_ran
+        for _ in range(WRITES_PER_TURN * 3):
+            await writer.send(b"x\n")  # (never waits: the pipe takes everything)
+        assert other_ran - ran >= 2  # the sender let the other task run
+        nursery.cancel_scope.cancel()
+
+
+@trio_run
+async def test_a_write_now_that_breaks_fails_the_sender_and_every_later_one() -> None:
+    writer = MessageWriter(RecordingStream(), write_now=Pipe(broken=True))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        with pytest.raises(ConnectionError, match="broke"):
+            await writer.send(b"first\n")
+        with pytest.raises(ConnectionError, match="broke"):
+            await writer.send(b"second\n")
+        assert writer.send_nowait(b"third\n") is False
+    assert isinstance(writer.failure, trio.BrokenResourceError)
 
 
 @pytest.mark.parametrize("method", ["send", "post"])
