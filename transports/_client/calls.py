@@ -33,6 +33,7 @@ from transports._client.deadlines import Deadlines
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_TOTAL_TIMEOUT",
+    "NO_OPTIONS",
     "CallOptions",
     "CallTimeout",
     "PendingCall",
