@@ -6,10 +6,10 @@ descriptor, in the task that made the message; a
 whatever is left for its writer task. ``SocketStream.send_all`` tries the write first
 too, but then passes through the scheduler, and the sender holds the stream meanwhile:
 with many handlers answering at once, every answer after the first waits for the
-writer task. Measured side by side (``python -m bench --only websocket --busy-poll 0``,
-tools/call, interleaved runs against ``send_all``): 1.7x the calls per second at 8 in
-flight, 1.4x at 64, 1.5x at 256, 1.2x one call at a time, on this project's 2-core VM:
-well past the 15% the house rule asks for going below a library's API. The HTTP/1.1
+writer task. Measured side by side (WebSocket tools/call as in ``python -m bench --only
+websocket --busy-poll 0``, interleaved runs against ``send_all``, on this project's 2-core
+VM): 1.25x the calls per second one call at a time, 2x at 8 in flight, 1.6x at 64, 2x at
+256; well past the 15% the house rule asks for going below a library's API. The HTTP/1.1
 connections (`transports._net.server_connection`, `transports._net.client_connection`)
 use it for their answers and requests as well. TLS streams are written through their
 stream methods (`direct_writer` gives None).
