@@ -40,21 +40,9 @@ __all__ = [
 OFF: Final = 0.0
 
 
-def _recommended() -> float:
-    # transports names the budget it recommends DEFAULT_BUSY_POLL today; issue 16 makes
-    # busy polling opt-in and may rename it (RECOMMENDED_BUSY_POLL): read whichever is
-    # there and positive, so that the rename does not break the benchmark (once it has
-    # landed, this is one import).
-    for name in ("RECOMMENDED_BUSY_POLL", "DEFAULT_BUSY_POLL"):
-        value = getattr(transports, name, None)
-        if isinstance(value, float) and value > 0:
-            return value
-    raise ImportError("transports names no recommended busy-poll budget")
-
-
 #: The budget of the rows measured with busy polling on, unless ``--busy-poll`` says
-#: otherwise: the one `transports` recommends (500 µs when this was written).
-RECOMMENDED_BUSY_POLL: Final = _recommended()
+#: otherwise: the one `transports` recommends when you opt in.
+RECOMMENDED_BUSY_POLL: Final = transports.RECOMMENDED_BUSY_POLL
 
 #: How a server script is told its budget: its first argument, ``--busy-poll=SECONDS``.
 OPTION: Final = "--busy-poll="

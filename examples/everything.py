@@ -546,6 +546,9 @@ def main(argv: list[str] | None = None) -> int:
     from mcpcore_cli.listening import add_listening_options
 
     add_listening_options(parser, default_host="127.0.0.1", default_port=3001)
+    from mcpcore_cli.busypolling import add_busy_poll_option
+
+    add_busy_poll_option(parser)
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log each request and refusal to stderr"
     )
@@ -579,7 +582,7 @@ async def _serve(arguments: argparse.Namespace) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(stop_on_terminate, nursery.cancel_scope, lambda: None)
             if arguments.transport == "stdio":
-                await serve_stdio(server)
+                await serve_stdio(server, busy_poll=arguments.busy_poll)
                 nursery.cancel_scope.cancel()
                 return
             # Serves http://HOST:PORT/mcp (which takes WebSocket upgrades too) or
@@ -594,6 +597,7 @@ async def _serve(arguments: argparse.Namespace) -> None:
                     port=arguments.port,
                     allowed_hosts=allowed_hosts(arguments.host, arguments.allow_host),
                     auth=auth,
+                    busy_poll=arguments.busy_poll,
                 )
             )
             scheme, path = ("http", "/mcp") if arguments.transport == "http" else ("ws", "/ws")
