@@ -7,6 +7,7 @@ Examples::
     python -m bench --quick --json out.json # a smoke run, under a minute
     python -m bench --without sdk           # leave the official SDK out
     python -m bench --plot chart.png        # and the chart (needs matplotlib)
+    python -m bench --busy-poll 0.0002      # the busy-polling rows with a 200 µs budget
 
 ``mcpcore bench`` runs the same, with the same arguments.
 """
@@ -14,6 +15,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import math
 import signal
 import sys
 from collections.abc import Sequence
@@ -31,7 +33,7 @@ from bench import (
     streamable_http,
     websocket,
 )
-from bench._busy_poll import set_busy_poll
+from bench._busy_poll import RECOMMENDED_BUSY_POLL
 from bench._environment import describe
 from bench._harness import Settings
 from bench._layer import Context, Layer
@@ -41,7 +43,6 @@ from bench._progress import Progress
 from bench._report import document, format_table, write_json
 from bench._results import WorkloadResult
 from bench._verify import BenchmarkError
-from transports import DEFAULT_BUSY_POLL
 
 #: Every layer, in the order they run and print. New layers are appended here.
 LAYERS: tuple[Layer, ...] = (
@@ -108,14 +109,17 @@ def parse_args(
     parser.add_argument(
         "--busy-poll",
         type=float,
-        default=None,
+        default=RECOMMENDED_BUSY_POLL,
         metavar="SECONDS",
-        help="mcpcore's transports spin this long before their event loop sleeps "
-        f"(default {DEFAULT_BUSY_POLL:g}, the library's; 0 turns it off)",
+        help="every row runs with busy polling off (the library's default); the "
+        "sequential rows of stdio, http and websocket run again with mcpcore and its "
+        "ceiling both spinning this long before their event loop sleeps (default "
+        f"{RECOMMENDED_BUSY_POLL:g}, the budget transports recommends; 0 leaves those "
+        "rows out)",
     )
     args = parser.parse_args(argv)
-    if args.busy_poll is not None and args.busy_poll < 0:
-        parser.error("--busy-poll can't be negative")
+    if not 0 <= args.busy_poll < math.inf:
+        parser.error("--busy-poll must be a number of seconds, at least 0")
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
     return args
@@ -144,8 +148,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m bench") -> in
 
 
 def _run(args: argparse.Namespace) -> int:
-    if args.busy_poll is not None:
-        set_busy_poll(args.busy_poll)
     progress = Progress()
     settings = Settings(
         repeat=args.repeat or (QUICK_REPEAT if args.quick else DEFAULT_REPEAT),
@@ -154,7 +156,7 @@ def _run(args: argparse.Namespace) -> int:
         report=progress.step,
     )
     available = Availability(args.without)
-    context = Context(settings, available, progress)
+    context = Context(settings, available, progress, busy_poll=args.busy_poll)
     environment = describe()
     selected = [layer for layer in LAYERS if not args.only or layer.name in args.only]
     results: list[WorkloadResult] = []
@@ -169,7 +171,11 @@ def _run(args: argparse.Namespace) -> int:
     progress.finish()
     print(format_table(results, settings, environment))
     report = document(
-        results, settings=settings, environment=environment, available=available.as_dict()
+        results,
+        settings=settings,
+        environment=environment,
+        available=available.as_dict(),
+        busy_poll=context.busy_poll,
     )
     report["errors"] = errors
     if args.json is not None:

@@ -12,8 +12,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench._busy_poll import busy_poll
-
 __all__ = ["PACKAGES", "describe"]
 
 #: The distributions whose versions every report records: mcpcore and what it runs on,
@@ -62,7 +60,6 @@ def describe() -> dict[str, Any]:
         "packages": {name: _version(name) for name in PACKAGES},
         "mcpcore_source_sha256": _source_digest("mcpcore"),
         "transports_source_sha256": _source_digest("transports"),
-        "mcpcore_busy_poll_seconds": busy_poll(),
     }
 
 

@@ -11,7 +11,10 @@ opened on demand and reused.
 
 It is what any MCP server on h11 and trio must at least pay per request: the TCP round
 trip through loopback, h11's parsing and serialising on both sides, one JSON decode and
-encode each way.
+encode each way. Under the same IO policy as mcpcore's client and server in its row: each
+side spins up to ``busy_poll`` seconds on each connection's socket before its event loop
+sleeps (`transports.BusyPolling`, as `transports.serve_http` and
+`transports.open_http_client` do for theirs; 0: never).
 """
 
 from __future__ import annotations
@@ -24,7 +27,9 @@ import h11
 import msgspec
 import trio
 
+from bench._busy_poll import OFF, busy_polling
 from bench._verify import BenchmarkError
+from transports import BusyPolling
 
 __all__ = ["READ_SIZE", "CeilingHttpClient", "open_ceiling_http", "serve_ceiling_http"]
 
@@ -66,12 +71,26 @@ def _data_of(body: bytes) -> bytes:
     raise BenchmarkError(f"ceiling: no data in the event stream {body[:80]!r}")
 
 
-async def serve_ceiling_http(port: int, result: Any, *, sse: bool = False) -> None:
-    """Answer every POST on 127.0.0.1:``port`` with ``result`` until killed (``sse``: as events)."""
+async def serve_ceiling_http(
+    port: int,
+    result: Any,
+    *,
+    sse: bool = False,
+    busy_poll: float = OFF,
+    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Answer every POST on 127.0.0.1:``port`` with ``result`` until killed (``sse``: as events).
+
+    Each connection spins up to ``busy_poll`` seconds before the loop sleeps.
+    """
     decode = msgspec.json.Decoder().decode
     encode = msgspec.json.Encoder().encode
 
     async def serve(stream: trio.SocketStream) -> None:
+        with busy_polling(stream.socket.fileno(), busy_poll):
+            await answer(stream)
+
+    async def answer(stream: trio.SocketStream) -> None:
         connection = h11.Connection(h11.SERVER)
         while (message := await _next_message(connection, stream)) is not None:
             _, body = message
@@ -90,7 +109,7 @@ async def serve_ceiling_http(port: int, result: Any, *, sse: bool = False) -> No
             await stream.send_all(out)
             connection.start_next_cycle()
 
-    await trio.serve_tcp(serve, port, host="127.0.0.1")
+    await trio.serve_tcp(serve, port, host="127.0.0.1", task_status=task_status)
 
 
 class CeilingHttpClient:
@@ -101,13 +120,21 @@ class CeilingHttpClient:
         request: The JSON-RPC request body (its id is replaced per call).
         headers: The request's headers besides host, content type and length.
         sse: The server answers with event streams (the answer is the event's data).
+        busy_poll: Seconds to spin on each connection's socket before the loop sleeps.
     """
 
     def __init__(
-        self, port: int, request: bytes, headers: list[tuple[str, str]], *, sse: bool = False
+        self,
+        port: int,
+        request: bytes,
+        headers: list[tuple[str, str]],
+        *,
+        sse: bool = False,
+        busy_poll: float = OFF,
     ) -> None:
         self._port = port
         self._sse = sse
+        self._busy_poll = busy_poll
         self._request: dict[str, Any] = msgspec.json.decode(request)
         self._headers = [
             ("host", f"127.0.0.1:{port}"),
@@ -119,6 +146,7 @@ class CeilingHttpClient:
         self._decode = msgspec.json.Decoder().decode
         self._idle: list[tuple[h11.Connection, trio.SocketStream]] = []
         self._streams: list[trio.SocketStream] = []
+        self._polling: list[BusyPolling] = []
         self._next_id = 0
 
     async def call(self) -> Any:
@@ -128,6 +156,7 @@ class CeilingHttpClient:
         else:
             stream = await trio.open_tcp_stream("127.0.0.1", self._port)
             self._streams.append(stream)
+            self._polling.append(busy_polling(stream.socket.fileno(), self._busy_poll))
             connection = h11.Connection(h11.CLIENT)
         self._next_id += 1
         request_id = self._request["id"] = self._next_id
@@ -152,17 +181,24 @@ class CeilingHttpClient:
         return answer["result"]
 
     async def aclose(self) -> None:
-        """Close every connection."""
+        """Close every connection (its busy polling first)."""
+        for polling in self._polling:
+            polling.close()
         for stream in self._streams:
             await stream.aclose()
 
 
 @asynccontextmanager
 async def open_ceiling_http(
-    port: int, request: bytes, headers: list[tuple[str, str]], *, sse: bool = False
+    port: int,
+    request: bytes,
+    headers: list[tuple[str, str]],
+    *,
+    sse: bool = False,
+    busy_poll: float = OFF,
 ) -> AsyncIterator[CeilingHttpClient]:
     """A `CeilingHttpClient` to the server on ``port``, closed on exit."""
-    client = CeilingHttpClient(port, request, headers, sse=sse)
+    client = CeilingHttpClient(port, request, headers, sse=sse, busy_poll=busy_poll)
     try:
         yield client
     finally:

@@ -1,12 +1,14 @@
 """The server processes of the HTTP layer (run by path: ``python bench/_http_servers.py``).
 
-    python bench/_http_servers.py ceiling PORT RESULT-JSON [sse]   # bare h11 + trio echo
-    python bench/_http_servers.py mcpcore PORT [sse]               # transports.serve_http
-    python bench/_http_servers.py sdk PORT [sse]                   # the SDK's MCPServer
+    python bench/_http_servers.py [--busy-poll=S] ceiling PORT RESULT-JSON [sse]  # h11 echo
+    python bench/_http_servers.py [--busy-poll=S] mcpcore PORT [sse]     # transports.serve_http
+    python bench/_http_servers.py sdk PORT [sse]                  # the SDK's MCPServer
 
 Each listens on 127.0.0.1:PORT until killed; with ``sse`` it answers every request with
 an event stream (the HTTP layer's "SSE replies" workloads), otherwise with JSON bodies
-where it can.
+where it can. With ``--busy-poll=S`` (`bench._busy_poll`; without it: 0, off) the
+ceiling and mcpcore spin up to S seconds on each connection before their event loop
+sleeps; the SDK's server has no such option.
 
 * ``ceiling``: `bench._http_ceiling.serve_ceiling_http`, answering with RESULT.
 * ``mcpcore``: `transports.serve_http` serving `bench.dispatch.build_server` (the
@@ -33,6 +35,8 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 import msgspec
 import trio
 
+from bench._busy_poll import parse_server_arguments
+
 __all__ = ["SCRIPT", "main"]
 
 #: This file, as the HTTP layer runs it.
@@ -40,7 +44,12 @@ SCRIPT = str(Path(__file__).resolve())
 
 
 def main(argv: list[str]) -> int:
-    """Serve the variant named by ``argv[0]`` on the port ``argv[1]``."""
+    """Serve the variant named by ``argv[0]`` (after ``--busy-poll=S``) on the port ``argv[1]``."""
+    try:
+        budget, argv = parse_server_arguments(argv)
+    except ValueError as exc:
+        print(f"{sys.argv[0]}: {exc}", file=sys.stderr)
+        return 2
     sse = argv[-1:] == ["sse"]
     if sse:
         argv = argv[:-1]
@@ -50,11 +59,14 @@ def main(argv: list[str]) -> int:
 
         from bench._http_ceiling import serve_ceiling_http
 
-        trio.run(partial(serve_ceiling_http, port, msgspec.json.decode(argv[2]), sse=sse))
+        trio.run(
+            partial(
+                serve_ceiling_http, port, msgspec.json.decode(argv[2]), sse=sse, busy_poll=budget
+            )
+        )
     elif kind == "mcpcore" and len(argv) == 2:
         from functools import partial
 
-        from bench._busy_poll import busy_poll
         from bench.dispatch import build_server
         from transports import ReplyMode, serve_http
 
@@ -66,7 +78,7 @@ def main(argv: list[str]) -> int:
                 host="127.0.0.1",
                 port=port,
                 replies=replies,
-                busy_poll=busy_poll(),
+                busy_poll=budget,
             )
         )
     elif kind == "sdk" and len(argv) == 2:
@@ -75,7 +87,8 @@ def main(argv: list[str]) -> int:
         serve(port, sse=sse)
     else:
         print(
-            f"usage: {sys.argv[0]} ceiling PORT RESULT [sse] | mcpcore PORT [sse] | sdk PORT [sse]",
+            f"usage: {sys.argv[0]} [--busy-poll=SECONDS] ceiling PORT RESULT [sse] "
+            "| mcpcore PORT [sse] | sdk PORT [sse]",
             file=sys.stderr,
         )
         return 2

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from bench._busy_poll import RECOMMENDED_BUSY_POLL
 from bench._harness import Settings
 from bench._optional import Availability
 from bench._progress import Progress
@@ -27,11 +28,16 @@ class Context:
         settings: How to measure.
         available: Which optional comparisons can run.
         progress: The run's progress display; None: `log` prints plain lines.
+        busy_poll: The busy-poll budget, in seconds, of the rows measured with busy
+            polling on (the sequential rows of the stdio, HTTP and WebSocket layers);
+            0 leaves those rows out. Every other row runs with busy polling off
+            (`bench._busy_poll`).
     """
 
     settings: Settings
     available: Availability
     progress: Progress | None = None
+    busy_poll: float = RECOMMENDED_BUSY_POLL
 
     def log(self, message: str) -> None:
         """Report progress on stderr (stdout carries only the table): a workload starts."""

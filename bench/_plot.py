@@ -5,7 +5,9 @@ WebSocket), round trips per second against calls in flight (1, 8, 64, 256), one 
 per variant (colour) and era (solid: legacy, dashed: 2026-07-28), both axes
 logarithmic. It is drawn from the JSON document's workloads (their ``parameters``
 say transport, era and calls in flight), so a saved run can be drawn again:
-``python -m bench._plot RUN.json FILE.png``.
+``python -m bench._plot RUN.json FILE.png``. Only the rows with busy polling off (every
+point of the sweep, the library's default) are drawn; the sequential rows measured again
+with busy polling on are in the table.
 
 matplotlib is optional (the ``bench`` extra): `require_matplotlib` tells early, before
 anything is measured, whether it is there. The figure is drawn with the Agg backend,
@@ -73,6 +75,8 @@ def _series(
     for workload in workloads:
         parameters = workload.get("parameters") or {}
         if parameters.get("transport") != transport or "in_flight" not in parameters:
+            continue
+        if parameters.get("busy_poll_seconds", 0) > 0:  # (off at every point of the sweep)
             continue
         for variant in _VARIANTS:
             value = workload["values"].get(variant)

@@ -11,6 +11,14 @@ started itself. Two kinds of workload:
   ``--quick``): that many callers (tasks) at once on the one client, each making calls
   in a row.
 
+Every row runs under one IO policy (`bench._busy_poll`): busy polling off, or on with
+one budget for mcpcore's client and server and the ceiling's alike. A variant is built
+for one budget (`ProcessVariant.busy_poll`; the official SDK, which can't spin, for
+none: it joins every row of its era, measured once). Every workload is measured with
+busy polling off; a workload `Workload.with_busy_poll` (one call at a time) also with
+it on, at `Context.busy_poll`: one more row per era, side by side with the first,
+named with its budget (`rows`).
+
 Every variant's client and server start once for all the workloads of a layer (of a
 reply mode, for HTTP), before anything is timed; per workload, every variant's answers
 are checked outside the timing (the warm-up batch) and the variants are measured
@@ -26,6 +34,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
+from bench._busy_poll import OFF, busy_poll_words
 from bench._harness import Samples, Settings, Variant, measure
 from bench._layer import Context
 from bench._results import MCPCORE, Target, WorkloadResult, from_samples
@@ -38,10 +47,13 @@ __all__ = [
     "SWEEP_BATCH",
     "ProcessVariant",
     "Workload",
+    "budgets",
     "content_text",
     "measure_rows",
+    "rows",
     "selected",
     "sweep",
+    "variant_name",
 ]
 
 
@@ -60,6 +72,10 @@ class ProcessVariant:
         gather: Runs N copies of a coroutine function at once, in that loop.
         call_concurrent: The call made when many are in flight, if not `call` (the raw
             ceilings pipeline then; one at a time they read their own answer).
+        busy_poll: Seconds its client and its server spin before their event loop
+            sleeps (`bench._busy_poll`: 0, off); None for a variant that can't (the
+            official SDK), which joins every row of its era. Its opener must give
+            exactly this budget to both sides: the row's policy is read from here.
     """
 
     name: str
@@ -71,6 +87,7 @@ class ProcessVariant:
     text_of: Callable[[Any], str]
     gather: Callable[[int, Callable[[], Any]], Awaitable[list[Any]]]
     call_concurrent: Callable[[Any], Awaitable[Any]] | None = None
+    busy_poll: float | None = OFF
     latencies: list[int] = field(default_factory=list)
 
 
@@ -82,8 +99,10 @@ class Workload:
         key: Its name in the row (``"sequential"``, ``"64 in flight"``).
         in_flight: Concurrent callers.
         calls: Calls each caller makes per timed batch: full run, and ``--quick``.
-        targets: The issue's goals for it.
+        targets: The issue's goals for it (in every row of it).
         quick: Whether ``--quick`` runs it (the quick sweep is shorter).
+        with_busy_poll: Whether it is also measured with busy polling on (a row per
+            era more); always measured with it off.
     """
 
     key: str
@@ -91,6 +110,11 @@ class Workload:
     calls: tuple[int, int]
     targets: tuple[Target, ...]
     quick: bool = True
+    with_busy_poll: bool = False
+
+    def budgets(self, context: Context) -> tuple[float, ...]:
+        """The busy-poll budgets it is measured with: off, then on if it is."""
+        return budgets(context) if self.with_busy_poll else (OFF,)
 
     def calls_per_task(self, settings: Settings) -> int:
         """Calls each caller makes per timed batch."""
@@ -128,6 +152,42 @@ def sweep(targets: Mapping[int, tuple[Target, ...]] = MappingProxyType({})) -> t
         )
         for in_flight in SWEEP
     )
+
+
+def budgets(context: Context) -> tuple[float, ...]:
+    """The busy-poll budgets a layer builds its mcpcore and ceiling variants for."""
+    return (OFF, context.busy_poll) if context.busy_poll > 0 else (OFF,)
+
+
+def rows(
+    variants: Sequence[ProcessVariant], row_budgets: Sequence[float]
+) -> dict[tuple[str, float], list[ProcessVariant]]:
+    """Each row's variants, by era and busy-poll budget (of ``row_budgets``), in table order.
+
+    A row holds the variants built for its budget, and those that can't busy-poll
+    (``busy_poll`` None); per era, the row with busy polling off comes first.
+    """
+    grouped = {
+        (era, budget): [
+            variant
+            for variant in variants
+            if variant.era == era and variant.busy_poll in (None, budget)
+        ]
+        for era in dict.fromkeys(variant.era for variant in variants)
+        for budget in row_budgets
+    }
+    # (A budget no variant of the era was built for would be a row of the SDK alone.)
+    return {
+        key: row
+        for key, row in grouped.items()
+        if any(variant.busy_poll == key[1] for variant in row)
+    }
+
+
+def variant_name(column: str, era: str, budget: float | None = OFF) -> str:
+    """A variant's unique name: ``"ceiling legacy"``, ``"ceiling legacy, busy poll 500 µs"``."""
+    policy = busy_poll_words(budget or OFF)
+    return f"{column} {era}, {policy}" if policy else f"{column} {era}"
 
 
 def selected(workloads: Sequence[Workload], settings: Settings) -> list[Workload]:
@@ -191,12 +251,13 @@ def _measure(
     expected_text: str,
     describe: Callable[[Workload], str],
     failed: dict[str, str],
-) -> tuple[dict[str, dict[str, Samples]], dict[str, dict[str, str]]]:
+) -> tuple[dict[str, dict[str, Samples]], dict[str, dict[tuple[str, float], str]]]:
     """Start every variant's client and server once, then measure each workload on them.
 
-    Per workload: every variant's answers are checked (the warm-up batch), then the
-    variants are measured interleaved. Samples by workload key, then variant name; the
-    latency notes of the one-call-at-a-time workloads, by workload key, then era.
+    Per workload: the answers of every variant in its rows are checked (the warm-up
+    batch), then those variants are measured interleaved (with busy polling off and on
+    alike). Samples by workload key, then variant name; the latency notes of the
+    one-call-at-a-time workloads, by workload key, then row (era and budget).
 
     A comparison (not mcpcore) whose client fails is left out from that workload on,
     its reason put in ``failed`` by variant name, so that the official SDK falling over
@@ -206,7 +267,7 @@ def _measure(
     before = child_processes()
     threads: dict[str, LoopThread[Any]] = {}
     measured: dict[str, dict[str, Samples]] = {}
-    notes: dict[str, dict[str, str]] = {}
+    notes: dict[str, dict[tuple[str, float], str]] = {}
     try:
         for variant in variants:
             thread = threads[variant.name] = variant.thread(
@@ -219,8 +280,10 @@ def _measure(
             context.log(describe(workload))
             shape.callers = workload.in_flight
             shape.calls = workload.calls_per_task(context.settings)
+            grouped = rows(variants, workload.budgets(context))
+            members = {variant.name: variant for row in grouped.values() for variant in row}
             while True:
-                running = [variant for variant in variants if variant.name not in failed]
+                running = [variant for variant in members.values() if variant.name not in failed]
                 try:
                     timed = [_warmed_up(variant, threads, expected_text) for variant in running]
                     measured[workload.key] = measure(timed, context.settings)
@@ -230,8 +293,8 @@ def _measure(
                     context.log(f"{layer}: {exc.variant} left out from here on: {exc.reason}")
             if workload.in_flight == 1:  # the next workload's warm-up clears them
                 notes[workload.key] = {
-                    era: _latency_note([v for v in running if v.era == era])
-                    for era in dict.fromkeys(variant.era for variant in variants)
+                    key: _latency_note([variant for variant in row if variant.name not in failed])
+                    for key, row in grouped.items()
                 }
         return measured, notes
     finally:
@@ -301,7 +364,7 @@ def measure_rows(
     workloads: Sequence[Workload],
     variants: list[ProcessVariant],
     expected_text: str,
-    row_name: Callable[[Workload, str], str],
+    row_name: Callable[[str, str], str],
     sizes: Callable[[str], int],
     notes: Callable[[Workload, str], list[str]],
     unavailable: tuple[str, ...],
@@ -309,25 +372,27 @@ def measure_rows(
 ) -> list[WorkloadResult]:
     """Measure ``workloads`` over ``variants``, one client each for all of them.
 
-    One row per workload and era, in round trips per second. The workloads share the
-    variants' clients and servers (started once), in order: one call at a time first,
-    then the points of the sweep (`ProcessVariant.call_concurrent` from the first
-    concurrent batch on).
+    One row per workload, era and busy-poll budget (`rows`), in round trips per second.
+    The workloads share the variants' clients and servers (started once), in order: one
+    call at a time first, then the points of the sweep (`ProcessVariant.call_concurrent`
+    from the first concurrent batch on).
 
     Args:
         context: The run's settings and available comparisons.
         layer: The layer's name.
         label: What is measured, for the progress display (``"tools/call"``).
         workloads: What to measure, in order.
-        variants: Every column of every era.
+        variants: Every column of every era, for every budget of `budgets`.
         expected_text: What every variant's tool must answer.
-        row_name: The row's name for a workload and an era.
+        row_name: The row's name for the workload's words (its key, then the busy-poll
+            budget when on: ``"sequential, busy poll 500 µs"``) and an era.
         sizes: The bytes one call exchanges in an era (mcpcore's request + result).
-        notes: The row's notes for a workload and an era (a latency note is added when
-            sequential).
+        notes: The row's notes for a workload and an era (the busy-poll policy when on,
+            and a latency note when sequential, are added).
         unavailable: Columns that belong in the row but could not run.
         parameters: What every row measured, for programs (``transport``...); the
-            workload's ``in_flight`` and the row's ``era`` are added.
+            workload's ``in_flight``, the row's ``era`` and ``busy_poll_seconds`` are
+            added.
     """
     settings = context.settings
 
@@ -345,39 +410,91 @@ def measure_rows(
         describe=describe,
         failed=failed,
     )
-    rows = []
+    results = []
     for workload in workloads:
-        calls = workload.calls_per_batch(settings)
-        for era in dict.fromkeys(variant.era for variant in variants):
-            mine = [variant for variant in variants if variant.era == era]
-            samples = measured[workload.key]
-            per_call = {
-                variant.column: Samples(
-                    tuple(rate * calls for rate in samples[variant.name].rates),
-                    samples[variant.name].iterations,
-                )
-                for variant in mine
-                if variant.name in samples
-            }
-            gone = [variant for variant in mine if variant.name not in samples]
-            row_notes = notes(workload, era) + [
-                f"{variant.column}: n/a, its client failed at or before this point: "
-                f"{failed[variant.name]}"
-                for variant in gone
+        for (era, budget), row in rows(variants, workload.budgets(context)).items():
+            measured_row = _Row(workload, era, budget, row, measured[workload.key])
+            row_notes = [
+                *notes(workload, era),
+                *measured_row.policy_notes(),
+                *measured_row.failure_notes(failed),
             ]
             if workload.key in latency_notes:
-                row_notes.append(latency_notes[workload.key][era])
-            rows.append(
+                row_notes.append(latency_notes[workload.key][era, budget])
+            results.append(
                 from_samples(
                     layer,
-                    row_name(workload, era),
+                    row_name(measured_row.words(), era),
                     size_bytes=sizes(era),
                     unit="round trips/s",
-                    measured=per_call,
-                    unavailable=unavailable + tuple(variant.column for variant in gone),
+                    measured=measured_row.per_call(workload.calls_per_batch(settings)),
+                    unavailable=unavailable + measured_row.gone(),
                     targets=workload.targets,
                     notes=tuple(row_notes),
-                    parameters={**parameters, "in_flight": workload.in_flight, "era": era},
+                    parameters={
+                        **parameters,
+                        "in_flight": workload.in_flight,
+                        "era": era,
+                        "busy_poll_seconds": budget,
+                    },
                 )
             )
-    return rows
+    return results
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One row's variants and their samples (see `measure_rows`)."""
+
+    workload: Workload
+    era: str
+    budget: float
+    variants: list[ProcessVariant]
+    samples: dict[str, Samples]
+
+    def words(self) -> str:
+        """The workload in the row's name, with its busy-poll budget when on."""
+        policy = busy_poll_words(self.budget)
+        return f"{self.workload.key}, {policy}" if policy else self.workload.key
+
+    def per_call(self, calls: int) -> dict[str, Samples]:
+        """Each measured column's samples, in calls (not batches) per second."""
+        return {
+            variant.column: Samples(
+                tuple(rate * calls for rate in self.samples[variant.name].rates),
+                self.samples[variant.name].iterations,
+            )
+            for variant in self.variants
+            if variant.name in self.samples
+        }
+
+    def gone(self) -> tuple[str, ...]:
+        """The columns whose client failed at or before this workload."""
+        return tuple(v.column for v in self.variants if v.name not in self.samples)
+
+    def failure_notes(self, failed: Mapping[str, str]) -> list[str]:
+        """Why each column that is gone is."""
+        return [
+            f"{variant.column}: n/a, its client failed at or before this point: "
+            f"{failed[variant.name]}"
+            for variant in self.variants
+            if variant.name not in self.samples
+        ]
+
+    def policy_notes(self) -> list[str]:
+        """What a row with busy polling on must say: who spins, and who can't."""
+        if self.budget <= 0:
+            return []
+        spinning = [v.column for v in self.variants if v.busy_poll is not None]
+        sleeping = [v.column for v in self.variants if v.busy_poll is None]
+        notes = [
+            f"busy polling on: {' and '.join(spinning)}, client and server alike, spin up "
+            f"to {self.budget * 1e6:g} µs on the descriptors their peer writes to before "
+            "their event loop sleeps (transports.BusyPolling)"
+        ]
+        notes += [
+            f"{column}: does not busy-poll (it has no such option): the same samples as "
+            "its row with busy polling off, measured in the same repetitions"
+            for column in sleeping
+        ]
+        return notes

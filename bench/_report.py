@@ -10,7 +10,15 @@ from typing import Any
 from bench._harness import Settings
 from bench._results import MCPCORE, WorkloadResult
 
-__all__ = ["COLUMNS", "RATIO_COLUMNS", "document", "format_table", "machine_line", "write_json"]
+__all__ = [
+    "BUSY_POLL_DEFINITION",
+    "COLUMNS",
+    "RATIO_COLUMNS",
+    "document",
+    "format_table",
+    "machine_line",
+    "write_json",
+]
 
 #: Every variant column, in table order.
 COLUMNS = (MCPCORE, "sdk", "sdk-session", "sdk-lowlevel", "msgspec", "json", "orjson", "ceiling")
@@ -20,6 +28,11 @@ RATIO_COLUMNS = ("sdk", "sdk-session", "sdk-lowlevel", "msgspec", "ceiling")
 RATIO_DEFINITION = (
     "ratios are mcpcore's speed-up over the other variant (above 1: mcpcore is faster), "
     "the median of the ratios measured within each repetition"
+)
+BUSY_POLL_DEFINITION = (
+    "busy polling is off in every row (the library's default) unless its name says "
+    '"busy poll N µs": then mcpcore and its ceiling both spin up to N µs before their event '
+    "loop sleeps, client and server alike; the SDK can't"
 )
 _UNIT_TITLES = {
     "msg/s": "messages per second",
@@ -73,6 +86,7 @@ def format_table(
         + (" (--quick: smoke run, numbers not meaningful)" if settings.quick else ""),
         *([f"machine: {machine_line(environment)}"] if environment is not None else []),
         RATIO_DEFINITION,
+        *([BUSY_POLL_DEFINITION] if any(_busy_polled(result) for result in results) else []),
         "",
         header,
         "-" * len(header),
@@ -86,6 +100,11 @@ def format_table(
     lines.extend(_targets(results))
     lines.extend(_notes(results))
     return "\n".join(lines)
+
+
+def _busy_polled(result: WorkloadResult) -> bool:
+    """Whether the row measured transports, so that its busy-poll policy matters."""
+    return "busy_poll_seconds" in result.parameters
 
 
 def _row(result: WorkloadResult, columns: Sequence[str], ratios: Sequence[str], width: int) -> str:
@@ -160,8 +179,13 @@ def document(
     settings: Settings,
     environment: dict[str, Any],
     available: dict[str, bool],
+    busy_poll: float,
 ) -> dict[str, Any]:
-    """Every number, per-repetition samples included, as one JSON-ready document."""
+    """Every number, per-repetition samples included, as one JSON-ready document.
+
+    ``busy_poll`` is the budget of the rows measured with busy polling on (``--busy-poll``);
+    each row's own policy is its ``parameters.busy_poll_seconds``.
+    """
     return {
         "schema_version": 1,
         "environment": environment,
@@ -172,6 +196,8 @@ def document(
         },
         "available": available,
         "ratio_definition": RATIO_DEFINITION,
+        "busy_poll_definition": BUSY_POLL_DEFINITION,
+        "busy_poll_on_rows_seconds": busy_poll,
         "workloads": [result.to_json() for result in results],
     }
 

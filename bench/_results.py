@@ -72,7 +72,7 @@ class WorkloadResult:
         targets: The goals that apply to this workload.
         notes: Anything a reader must know to trust the row (outputs that differ, ...).
         parameters: What the row measured, for programs (the chart): ``transport``,
-            ``in_flight``, ``era``, ``replies``... as the layer says.
+            ``in_flight``, ``era``, ``replies``, ``busy_poll_seconds``... as the layer says.
     """
 
     layer: str
@@ -84,7 +84,7 @@ class WorkloadResult:
     ratios: dict[str, float | None]
     targets: list[Target] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    parameters: dict[str, str | int] = field(default_factory=dict)
+    parameters: dict[str, str | int | float] = field(default_factory=dict)
 
     def value(self, variant: str) -> float | None:
         """The median of ``variant``, or None if it was not available."""
@@ -125,7 +125,7 @@ def from_samples(
     unavailable: tuple[str, ...] = (),
     targets: tuple[Target, ...] = (),
     notes: tuple[str, ...] = (),
-    parameters: dict[str, str | int] | None = None,
+    parameters: dict[str, str | int | float] | None = None,
 ) -> WorkloadResult:
     """Build the result of a rate workload from `bench._harness.measure`'s samples.
 

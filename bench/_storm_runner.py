@@ -26,6 +26,7 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench._busy_poll import OFF
 from bench._layer import Context
 from bench._results import MCPCORE
 from bench._stdio_runner import LoopThread, child_processes, kill_processes
@@ -63,12 +64,16 @@ class StormVariant:
         thread: The kind of loop the client lives in.
         opener: Opens the client inside that loop.
         storm: One storm on the opened client; checks its own results.
+        busy_poll: Seconds its client and server spin before their event loop sleeps
+            (`bench._busy_poll`; 0: off), given by its opener to both; None for a
+            variant that can't (the official SDK).
     """
 
     column: str
     thread: type[LoopThread[Any]]
     opener: Callable[[], AbstractAsyncContextManager[Any]]
     storm: Callable[[Any], Awaitable[StormOutcome]]
+    busy_poll: float | None = OFF
 
 
 @dataclass
@@ -86,13 +91,82 @@ def run_storms(context: Context, layer: str, variants: list[StormVariant]) -> St
         BenchmarkError: mcpcore's storm failed or could not run.
     """
     before = child_processes()
-    threads: dict[str, LoopThread[Any]] = {}
-    failed: dict[str, str] = {}
-    outcomes: dict[str, list[StormOutcome]] = {variant.column: [] for variant in variants}
+    session = _StormSession(context, layer, variants)
+    try:
+        session.start()
+        quick = context.settings.quick
+        if not quick:
+            session.warm_up()
+        session.repeat(1 if quick else min(context.settings.repeat, MAX_REPETITIONS))
+    finally:
+        session.close()
+        stragglers = kill_processes(child_processes() - before)
+        if stragglers:
+            context.log(f"{layer}: killed server processes left running: {stragglers}")
+    return session.runs()
 
-    def attempt(column: str) -> StormOutcome | None:
+
+class _StormSession:
+    """The variants' loop threads of one workload, their storms so far, and who failed."""
+
+    def __init__(self, context: Context, layer: str, variants: list[StormVariant]) -> None:
+        self._context = context
+        self._layer = layer
+        self._variants = variants
+        self._threads: dict[str, LoopThread[Any]] = {}
+        self._failed: dict[str, str] = {}
+        self._outcomes: dict[str, list[StormOutcome]] = {variant.column: [] for variant in variants}
+
+    def start(self) -> None:
+        """Start every variant's loop thread, then wait until each client is open.
+
+        A variant other than mcpcore that can't open is left out, with why.
+        """
+        for variant in self._variants:
+            thread = variant.thread(variant.column, variant.opener, variant.storm)
+            self._threads[variant.column] = thread
+            thread.start()
+        for column, thread in self._threads.items():
+            try:
+                thread.wait_ready()
+            except BenchmarkError as exc:
+                if column == MCPCORE:
+                    raise
+                self._failed[column] = str(exc)
+
+    def warm_up(self) -> None:
+        """Run one untimed storm per variant still in, checked."""
+        for column in self._threads:
+            if column not in self._failed:
+                self._attempt(column)
+
+    def repeat(self, repetitions: int) -> None:
+        """Run every variant's storm ``repetitions`` times, the order rotating each time."""
+        columns = list(self._threads)
+        for repetition in range(repetitions):
+            shift = repetition % len(columns)
+            for column in (*columns[shift:], *columns[:shift]):
+                if column not in self._failed and (outcome := self._attempt(column)) is not None:
+                    self._outcomes[column].append(outcome)
+
+    def close(self) -> None:
+        """Close every client (and so its server)."""
+        for thread in self._threads.values():
+            thread.close()
+
+    def runs(self) -> StormRuns:
+        """The timed storms of the variants that never failed, and why the others did."""
+        outcomes = {
+            column: storms
+            for column, storms in self._outcomes.items()
+            if column not in self._failed
+        }
+        return StormRuns(outcomes, dict(self._failed))
+
+    def _attempt(self, column: str) -> StormOutcome | None:
+        """One storm of ``column``'s, or None when it failed (then it is left out)."""
         try:
-            outcome: StormOutcome = threads[column].operation()
+            outcome: StormOutcome = self._threads[column].operation()
         except Exception as exc:  # a failed storm: reported, or fatal for mcpcore
             problem = f"{type(exc).__name__}: {exc}"
         else:
@@ -100,41 +174,7 @@ def run_storms(context: Context, layer: str, variants: list[StormVariant]) -> St
                 return outcome
             problem = outcome.problem
         if column == MCPCORE:
-            raise BenchmarkError(f"{layer}: mcpcore: {problem}")
-        failed[column] = problem
-        context.log(f"{layer}: {column} left out: {problem}")
+            raise BenchmarkError(f"{self._layer}: mcpcore: {problem}")
+        self._failed[column] = problem
+        self._context.log(f"{self._layer}: {column} left out: {problem}")
         return None
-
-    try:
-        for variant in variants:
-            thread = threads[variant.column] = variant.thread(
-                variant.column, variant.opener, variant.storm
-            )
-            thread.start()
-        for column, thread in threads.items():
-            try:
-                thread.wait_ready()
-            except BenchmarkError as exc:
-                if column == MCPCORE:
-                    raise
-                failed[column] = str(exc)
-        quick = context.settings.quick
-        for column in threads:
-            if column not in failed and not quick:
-                attempt(column)  # the warm-up, checked
-        columns = list(threads)
-        repetitions = 1 if quick else min(context.settings.repeat, MAX_REPETITIONS)
-        for repetition in range(repetitions):
-            shift = repetition % len(columns)
-            for column in (*columns[shift:], *columns[:shift]):
-                if column not in failed and (outcome := attempt(column)) is not None:
-                    outcomes[column].append(outcome)
-    finally:
-        for thread in threads.values():
-            thread.close()
-        stragglers = kill_processes(child_processes() - before)
-        if stragglers:
-            context.log(f"{layer}: killed server processes left running: {stragglers}")
-    for column in failed:
-        outcomes.pop(column, None)
-    return StormRuns(outcomes, failed)

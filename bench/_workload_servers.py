@@ -7,6 +7,9 @@
     python bench/_workload_servers.py ceiling progress # the progress storm's raw ceiling
     python bench/_workload_servers.py sdk sessions PORT  # the SDK on Streamable HTTP
 
+mcpcore's servers and the ceiling take ``--busy-poll=S`` first (`bench._busy_poll`;
+without it: 0, off): they spin up to S seconds on stdin before their event loop sleeps.
+
 * ``mcpcore``: `transports.serve_stdio` serving a `mcpcore.server.Server` (the
   decorator API).
 * ``sdk``: the official SDK on its stdio server: ``MCPServer.run("stdio")`` for the
@@ -42,6 +45,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 import msgspec
 
 from bench import payloads
+from bench._busy_poll import OFF, busy_polling, parse_server_arguments
 from mcpcore.server import Context, Server
 
 __all__ = [
@@ -52,6 +56,7 @@ __all__ = [
     "large_tools",
     "main",
     "resource_uri",
+    "serve_progress_ceiling",
 ]
 
 #: This file, as the clients run it.
@@ -232,63 +237,80 @@ def _sdk_sessions_http(port: int) -> None:
 # ---------------------------------------------------------------- the raw ceiling
 
 
-async def serve_progress_ceiling() -> None:
-    """Answer each request line with its ``count`` progress notifications and a result."""
+async def serve_progress_ceiling(
+    busy_poll: float = OFF, *, stdin_fd: int = 0, stdout_fd: int = 1
+) -> None:
+    """Answer each request line with its ``count`` progress notifications and a result.
+
+    Spins up to ``busy_poll`` seconds on stdin before the loop sleeps, as
+    ``serve_stdio(busy_poll=...)`` does. ``stdin_fd`` and ``stdout_fd`` (duplicated,
+    the originals left open) are where it reads and writes.
+    """
     import trio
 
     decode = msgspec.json.Decoder().decode
-    encode = msgspec.json.Encoder().encode
-    stdin = trio.lowlevel.FdStream(os.dup(0))
-    stdout = trio.lowlevel.FdStream(os.dup(1))
+    stdin = trio.lowlevel.FdStream(os.dup(stdin_fd))
+    stdout = trio.lowlevel.FdStream(os.dup(stdout_fd))
     rest = b""
     async with stdin, stdout:
-        while chunk := await stdin.receive_some(READ_SIZE):
-            *lines, rest = (rest + chunk).split(b"\n")
-            for line in lines:
-                request = decode(line)
-                params = request["params"]
-                token, count = params["_meta"]["progressToken"], params["arguments"]["count"]
-                pending: list[bytes] = []
-                size = 0
-                for value in range(1, count + 1):
-                    notification = {
-                        "jsonrpc": "2.0",
-                        "method": "notifications/progress",
-                        "params": {"progressToken": token, "progress": value, "total": count},
-                    }
-                    pending.append(encode(notification) + b"\n")
-                    size += len(pending[-1])
-                    if size >= WRITE_CHUNK:
-                        await stdout.send_all(b"".join(pending))
-                        pending, size = [], 0
-                result = {"content": [{"type": "text", "text": f"{count} notifications"}]}
-                pending.append(encode({"jsonrpc": "2.0", "id": request["id"], "result": result}))
-                await stdout.send_all(b"".join(pending) + b"\n")
+        with busy_polling(stdin.fileno(), busy_poll):
+            while chunk := await stdin.receive_some(READ_SIZE):
+                *lines, rest = (rest + chunk).split(b"\n")
+                for line in lines:
+                    await _progress_storm(decode(line), stdout.send_all)
+
+
+async def _progress_storm(request: Any, send_all: Any) -> None:
+    """The notifications and the result of one request, in writes of `WRITE_CHUNK` bytes."""
+    encode = msgspec.json.Encoder().encode
+    params = request["params"]
+    token, count = params["_meta"]["progressToken"], params["arguments"]["count"]
+    pending: list[bytes] = []
+    size = 0
+    for value in range(1, count + 1):
+        notification = {
+            "jsonrpc": "2.0",
+            "method": "notifications/progress",
+            "params": {"progressToken": token, "progress": value, "total": count},
+        }
+        pending.append(encode(notification) + b"\n")
+        size += len(pending[-1])
+        if size >= WRITE_CHUNK:
+            await send_all(b"".join(pending))
+            pending, size = [], 0
+    result = {"content": [{"type": "text", "text": f"{count} notifications"}]}
+    pending.append(encode({"jsonrpc": "2.0", "id": request["id"], "result": result}))
+    await send_all(b"".join(pending) + b"\n")
 
 
 def main(argv: list[str]) -> int:
-    """Serve what ``argv`` names on stdin and stdout."""
+    """Serve what ``argv`` (after ``--busy-poll=S``) names on stdin and stdout."""
     import trio
 
+    try:
+        budget, argv = parse_server_arguments(argv)
+    except ValueError as exc:
+        print(f"{sys.argv[0]}: {exc}", file=sys.stderr)
+        return 2
     if argv in (["mcpcore", "storms"], ["mcpcore", "large"]):
         from functools import partial
 
-        from bench._busy_poll import busy_poll
         from transports import serve_stdio
 
         build = _mcpcore_storms if argv[1] == "storms" else _mcpcore_large
-        trio.run(partial(serve_stdio, build(), busy_poll=busy_poll()))
+        trio.run(partial(serve_stdio, build(), busy_poll=budget))
     elif argv == ["sdk", "storms"]:
         _sdk_storms()
     elif argv == ["sdk", "large"]:
         _sdk_large()
     elif argv == ["ceiling", "progress"]:
-        trio.run(serve_progress_ceiling)
+        trio.run(serve_progress_ceiling, budget)
     elif argv[:2] == ["sdk", "sessions"] and len(argv) == 3:
         _sdk_sessions_http(int(argv[2]))
     else:
         print(
-            f"usage: {sys.argv[0]} mcpcore|sdk storms|large | ceiling progress | sdk sessions PORT",
+            f"usage: {sys.argv[0]} [--busy-poll=SECONDS] mcpcore|sdk storms|large "
+            "| ceiling progress | sdk sessions PORT",
             file=sys.stderr,
         )
         return 2

@@ -10,7 +10,10 @@ routes the answers by id and a writer task joins the waiting frames into one wri
 
 It is what any MCP-over-WebSocket peer on wsproto and trio must at least pay per call:
 the TCP round trip through loopback, wsproto's framing (and masking) on both sides, one
-JSON decode and encode each way.
+JSON decode and encode each way. Under the same IO policy as mcpcore's client and server
+in its row: each side spins up to ``busy_poll`` seconds on its socket before its event
+loop sleeps (`transports.BusyPolling`, as `transports.serve_websocket` and
+`transports.open_websocket_client` do for theirs; 0: never).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from wsproto.events import (
     TextMessage,
 )
 
+from bench._busy_poll import OFF, busy_polling
 from bench._verify import BenchmarkError
 
 __all__ = ["PATH", "READ_SIZE", "CeilingWsClient", "open_ceiling_ws", "serve_ceiling_ws"]
@@ -41,12 +45,25 @@ READ_SIZE: Final = 64 * 1024
 PATH: Final = "/ws"
 
 
-async def serve_ceiling_ws(port: int, result: Any) -> None:
-    """Answer every text message on ws://127.0.0.1:``port`` with ``result``, until killed."""
+async def serve_ceiling_ws(
+    port: int,
+    result: Any,
+    *,
+    busy_poll: float = OFF,
+    task_status: trio.TaskStatus[list[trio.SocketListener]] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Answer every text message on ws://127.0.0.1:``port`` with ``result``, until killed.
+
+    Each connection spins up to ``busy_poll`` seconds before the loop sleeps.
+    """
     decode = msgspec.json.Decoder().decode
     encode = msgspec.json.Encoder().encode
 
     async def serve(stream: trio.SocketStream) -> None:
+        with busy_polling(stream.socket.fileno(), busy_poll):
+            await answer(stream)
+
+    async def answer(stream: trio.SocketStream) -> None:
         ws = WSConnection(ConnectionType.SERVER)
         partial = ""
         while data := await stream.receive_some(READ_SIZE):
@@ -71,7 +88,7 @@ async def serve_ceiling_ws(port: int, result: Any) -> None:
             if out:
                 await stream.send_all(out)
 
-    await trio.serve_tcp(serve, port, host="127.0.0.1")
+    await trio.serve_tcp(serve, port, host="127.0.0.1", task_status=task_status)
 
 
 class _Pending:
@@ -197,9 +214,15 @@ async def _connect(port: int) -> tuple[trio.SocketStream, WSConnection]:
 
 
 @asynccontextmanager
-async def open_ceiling_ws(port: int, request: bytes) -> AsyncIterator[CeilingWsClient]:
-    """A `CeilingWsClient` to the server on ``port``, its tasks stopped on exit."""
+async def open_ceiling_ws(
+    port: int, request: bytes, *, busy_poll: float = OFF
+) -> AsyncIterator[CeilingWsClient]:
+    """A `CeilingWsClient` to the server on ``port``, its tasks stopped on exit.
+
+    It spins up to ``busy_poll`` seconds on its socket before the loop sleeps.
+    """
     stream, ws = await _connect(port)
     async with stream, trio.open_nursery() as nursery:
-        yield CeilingWsClient(stream, ws, request, nursery)
+        with busy_polling(stream.socket.fileno(), busy_poll):
+            yield CeilingWsClient(stream, ws, request, nursery)
         nursery.cancel_scope.cancel()

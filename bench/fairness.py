@@ -4,9 +4,10 @@ The latency tail of a loaded server: ``wrk`` (a C load generator, ``apt-get inst
 wrk``) keeps ``--connections`` connections each sending 2026-07-28 ``tools/call``
 requests back to back (`bench/wrk/tools_call_modern.lua`) to one server process
 (``bench/_http_servers.py mcpcore``: one worker, JSON replies), with busy polling on
-(`transports.DEFAULT_BUSY_POLL`) and off. A fair server answers every request within a
-few rounds of the others: p99 a small multiple of p50, nothing near a second (issue 15:
-p99 ~3 s at 256 connections, new connections accepted one per turn of the scheduler).
+(`bench._busy_poll.RECOMMENDED_BUSY_POLL`, the budget `transports` recommends) and off.
+A fair server answers every request within a few rounds of the others: p99 a small
+multiple of p50, nothing near a second (issue 15: p99 ~3 s at 256 connections, new
+connections accepted one per turn of the scheduler).
 
     python -m bench.fairness                       # 256 connections, 5 runs of 10 s
     python -m bench.fairness --connections 64 --runs 3 --duration 5
@@ -20,7 +21,6 @@ the shares of that histogram above 1 and 2 seconds.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import socket
 import statistics
@@ -31,8 +31,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from bench._busy_poll import ENVIRONMENT_VARIABLE
-from transports import DEFAULT_BUSY_POLL
+from bench._busy_poll import RECOMMENDED_BUSY_POLL, server_arguments
 
 __all__ = ["main", "run_once"]
 
@@ -49,9 +48,14 @@ _COLUMNS: Final = ("rps", "p50", "p75", "p90", "p99", "p99.9", "max", "over1s", 
 def run_once(busy_poll: float, connections: int, duration: int) -> dict[str, float]:
     """One wrk run against a fresh server: wrk's ``tail:`` line as numbers (ms, shares)."""
     port = _free_port()
-    environment = {**os.environ, ENVIRONMENT_VARIABLE: repr(busy_poll)}
-    command = [sys.executable, str(_ROOT / "bench" / "_http_servers.py"), "mcpcore", str(port)]
-    server = subprocess.Popen(command, env=environment, cwd=_ROOT)
+    command = [
+        sys.executable,
+        str(_ROOT / "bench" / "_http_servers.py"),
+        *server_arguments(busy_poll),
+        "mcpcore",
+        str(port),
+    ]
+    server = subprocess.Popen(command, cwd=_ROOT)
     try:
         _wait_listening(port, server)
         wrk = subprocess.run(
@@ -127,13 +131,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--busy-poll",
         type=float,
         action="append",
-        help=f"seconds (repeatable; default: {DEFAULT_BUSY_POLL:g} and 0)",
+        help=f"seconds (repeatable; default: {RECOMMENDED_BUSY_POLL:g} and 0)",
     )
     arguments = parser.parse_args(argv)
     if shutil.which("wrk") is None:
         print("wrk is not installed (apt-get install wrk)", file=sys.stderr)
         return 2
-    budgets = arguments.busy_poll or [DEFAULT_BUSY_POLL, 0.0]
+    budgets = arguments.busy_poll or [RECOMMENDED_BUSY_POLL, 0.0]
     runs: dict[float, list[dict[str, float]]] = {budget: [] for budget in budgets}
     for index in range(arguments.runs):
         for budget in budgets:

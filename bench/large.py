@@ -40,7 +40,8 @@ Each client lives in an event loop of its own thread and starts its server once;
 repetition every variant makes `E2E_CALLS` calls of each kind in a row (interleaved
 with the other variants, `bench._storm_runner`), each checked (the text is the
 resource's, the tools are the thousand). The rate is calls over their total time;
-p50/p99 latency in the notes.
+p50/p99 latency in the notes. mcpcore's client and server run with busy polling off
+(`LARGE_BUSY_POLL`, the library's default; `bench._busy_poll`).
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ from typing import Any, Final
 import msgspec
 
 from bench import codec, payloads
-from bench._busy_poll import busy_poll
+from bench._busy_poll import OFF, server_arguments
 from bench._harness import Variant, measure
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, WorkloadResult, from_samples
@@ -65,13 +66,16 @@ from bench._verify import BenchmarkError
 from bench._workload_servers import LARGE_TEXTS, SCRIPT, TOOL_COUNT, resource_uri
 from mcpcore import DEFAULT_METHODS, jsonrpc
 
-__all__ = ["E2E_CALLS", "LAYER", "decode_only", "encode_only", "run"]
+__all__ = ["E2E_CALLS", "LARGE_BUSY_POLL", "LAYER", "decode_only", "encode_only", "run"]
 
 #: Calls of each kind per variant and repetition, end to end: full run and ``--quick``.
 #: (A 10 MiB read takes tens of milliseconds even for mcpcore: a few are enough.)
 E2E_CALLS: Final = {"1 MiB": (10, 1), "10 MiB": (3, 1), "tools": (20, 2)}
 #: Seconds one call may take before its variant is given up on.
 CALL_TIMEOUT: Final = 60.0
+#: The busy-poll budget of mcpcore's client and server end to end: off, the library's
+#: default (a huge message keeps both sides busy: nothing for a spin to save).
+LARGE_BUSY_POLL: Final = OFF
 
 _TOOLS_KEY = "tools"
 
@@ -279,10 +283,10 @@ def _mcpcore_e2e(calls: dict[str, int], latencies: dict[str, list[int]]) -> Stor
     def opener() -> AbstractAsyncContextManager[StdioClient]:
         return open_stdio_client(
             sys.executable,
-            args=[SCRIPT, "mcpcore", "large"],
+            args=[SCRIPT, *server_arguments(LARGE_BUSY_POLL), "mcpcore", "large"],
             mode="legacy",
             timeout=CALL_TIMEOUT,
-            busy_poll=busy_poll(),
+            busy_poll=LARGE_BUSY_POLL,
         )
 
     async def read(client: StdioClient, uri: str) -> Any:
@@ -291,7 +295,13 @@ def _mcpcore_e2e(calls: dict[str, int], latencies: dict[str, list[int]]) -> Stor
     async def list_tools(client: StdioClient) -> Any:
         return await client.list_tools(fresh=True)
 
-    return StormVariant(MCPCORE, TrioThread, opener, _e2e_storm(calls, read, list_tools, latencies))
+    return StormVariant(
+        MCPCORE,
+        TrioThread,
+        opener,
+        _e2e_storm(calls, read, list_tools, latencies),
+        busy_poll=LARGE_BUSY_POLL,
+    )
 
 
 def _sdk_e2e(calls: dict[str, int], latencies: dict[str, list[int]]) -> StormVariant:
@@ -312,7 +322,11 @@ def _sdk_e2e(calls: dict[str, int], latencies: dict[str, list[int]]) -> StormVar
         return await asyncio.wait_for(client.list_tools(cache_mode="bypass"), CALL_TIMEOUT)
 
     return StormVariant(
-        "sdk", AsyncioThread, opener, _e2e_storm(calls, read, list_tools, latencies)
+        "sdk",
+        AsyncioThread,
+        opener,
+        _e2e_storm(calls, read, list_tools, latencies),
+        busy_poll=None,
     )
 
 
@@ -377,6 +391,7 @@ def _e2e_rows(context: Context) -> list[WorkloadResult]:
                     f"latency p50/p99 in ms: {latency}",
                     *(f"{column}: n/a: {why}" for column, why in runs.failed.items()),
                 ],
+                parameters={"busy_poll_seconds": LARGE_BUSY_POLL},
             )
         )
     return rows

@@ -184,10 +184,10 @@ async def _sdk_sessions(count: int, meter: _Meter) -> NoReturn:
 
 def _core_in_flight(count: int) -> dict[str, float]:
     """What mcpcore's sans-IO Connections alone hold per request in flight."""
-    from mcpcore import Connection, Role, types
+    from mcpcore import CLIENT, SERVER, Connection, types
 
-    client = Connection(Role.CLIENT)
-    server = Connection(Role.SERVER)
+    client = Connection(CLIENT)
+    server = Connection(SERVER)
     client.start_modern()
     params = types.CallToolRequestParams(name="get_weather", arguments=_ARGUMENTS)
     before = tracemalloc.get_traced_memory()[0]

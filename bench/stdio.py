@@ -22,11 +22,14 @@ Three ways, each in both eras (legacy: initialize handshake at 2025-11-25; moder
 
 Workloads: one call at a time (batches of `SEQUENTIAL_BATCH` calls, each call's
 latency recorded), and the concurrency sweep of `bench._process_layer` (8, 64, 256
-callers at once on the one client; 8 alone with ``--quick``). Each client runs in an
-event loop of its own thread (`bench._stdio_runner`); the harness hands it one batch
-per operation. Servers start once per variant for all the workloads, before any
-timing; every variant's answer is checked outside the timing; every server process is
-stopped at the end, killed if need be.
+callers at once on the one client; 8 alone with ``--quick``). Every row runs with busy
+polling off; one call at a time is also measured with it on (`bench._busy_poll`): then
+mcpcore's client and server and the ceiling's client and server all spin with the same
+budget (the ceiling registers its pipes with `transports.BusyPolling`), the SDK can't.
+Each client runs in an event loop of its own thread (`bench._stdio_runner`); the
+harness hands it one batch per operation. Servers start once per variant for all the
+workloads, before any timing; every variant's answer is checked outside the timing;
+every server process is stopped at the end, killed if need be.
 
     python -m bench --only stdio
     python -m bench.stdio --handoff     # the cost of handing a batch to each kind of loop
@@ -45,16 +48,18 @@ from typing import Any
 import msgspec
 import trio
 
-from bench._busy_poll import busy_poll
+from bench._busy_poll import busy_polling, server_arguments
 from bench._harness import Settings, Variant, measure
 from bench._layer import Context, Layer
 from bench._process_layer import (
     ProcessVariant,
     Workload,
+    budgets,
     content_text,
     measure_rows,
     selected,
     sweep,
+    variant_name,
 )
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import (
@@ -80,6 +85,7 @@ __all__ = [
     "handoff",
     "open_ceiling",
     "run",
+    "variants",
     "workload_name",
 ]
 
@@ -234,16 +240,27 @@ class CeilingClient:
 
 
 @asynccontextmanager
-async def open_ceiling(request: bytes, result: bytes) -> AsyncIterator[CeilingClient]:
-    """Spawn the ceiling's server process answering with ``result``; a client to it."""
+async def open_ceiling(
+    request: bytes, result: bytes, busy_poll: float
+) -> AsyncIterator[CeilingClient]:
+    """Spawn the ceiling's server process answering with ``result``; a client to it.
+
+    Both spin up to ``busy_poll`` seconds before their event loop sleeps, on the pipe
+    their peer writes to, as `transports.open_stdio_client` and `transports.serve_stdio`
+    do with the same budget.
+    """
     process = await trio.lowlevel.open_process(
-        [sys.executable, SCRIPT, "ceiling", result.decode()],
+        [sys.executable, SCRIPT, *server_arguments(busy_poll), "ceiling", result.decode()],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
+    # (The descriptor as open_stdio_client finds it: -1, nothing to watch, if not a pipe.)
+    stdout = process.stdout
+    fd = stdout.fileno() if isinstance(stdout, trio.lowlevel.FdStream) else -1
     try:
         async with trio.open_nursery() as nursery:
-            yield CeilingClient(process, request, nursery)
+            with busy_polling(fd, busy_poll):
+                yield CeilingClient(process, request, nursery)
             nursery.cancel_scope.cancel()
     finally:
         process.kill()
@@ -254,21 +271,32 @@ async def open_ceiling(request: bytes, result: bytes) -> AsyncIterator[CeilingCl
 # ---------------------------------------------------------------- the variants
 
 
-def _mcpcore_variant(era: str) -> ProcessVariant:
+def _mcpcore_variant(era: str, budget: float) -> ProcessVariant:
     from transports import StdioClient, open_stdio_client
 
     mode: ConnectMode = "modern" if era == "modern" else "legacy"
 
     def opener() -> AbstractAsyncContextManager[StdioClient]:
         return open_stdio_client(
-            sys.executable, args=[SCRIPT, "mcpcore"], mode=mode, busy_poll=busy_poll()
+            sys.executable,
+            args=[SCRIPT, *server_arguments(budget), "mcpcore"],
+            mode=mode,
+            busy_poll=budget,
         )
 
     async def call(client: StdioClient) -> types.CallToolResult:
         return await client.call_tool("get_weather", ARGUMENTS)
 
     return ProcessVariant(
-        f"{MCPCORE} {era}", MCPCORE, era, TrioThread, opener, call, content_text, trio_gather
+        variant_name(MCPCORE, era, budget),
+        MCPCORE,
+        era,
+        TrioThread,
+        opener,
+        call,
+        content_text,
+        trio_gather,
+        busy_poll=budget,
     )
 
 
@@ -276,7 +304,7 @@ def _sdk_variant(era: str) -> ProcessVariant:
     from bench import sdk_dispatch, sdk_stdio
 
     return ProcessVariant(
-        f"sdk {era}",
+        variant_name("sdk", era),
         "sdk",
         era,
         AsyncioThread,
@@ -284,18 +312,19 @@ def _sdk_variant(era: str) -> ProcessVariant:
         sdk_dispatch.call_tool(ARGUMENTS),
         content_text,
         asyncio_gather,
+        busy_poll=None,  # (the SDK has no busy polling: one variant for every row)
     )
 
 
-def _ceiling_variant(era: str) -> ProcessVariant:
+def _ceiling_variant(era: str, budget: float) -> ProcessVariant:
     request, result = exchanged_lines(era)
     result_json = msgspec.json.encode(msgspec.json.decode(result)["result"])
 
     def opener() -> AbstractAsyncContextManager[CeilingClient]:
-        return open_ceiling(request, result_json)
+        return open_ceiling(request, result_json, budget)
 
     return ProcessVariant(
-        f"ceiling {era}",
+        variant_name("ceiling", era, budget),
         "ceiling",
         era,
         TrioThread,
@@ -304,6 +333,7 @@ def _ceiling_variant(era: str) -> ProcessVariant:
         ceiling_text,
         trio_gather,
         call_concurrent=CeilingClient.call_pipelined,
+        busy_poll=budget,
     )
 
 
@@ -315,25 +345,28 @@ def ceiling_text(answer: Any) -> str:
 
 # ---------------------------------------------------------------- the workloads
 
-#: One call at a time, then the sweep, all on the same clients and servers.
+#: One call at a time (with busy polling off, and on), then the sweep, all on the same
+#: clients and servers.
 SEQUENTIAL = Workload(
     "sequential",
     1,
     (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH),
     (SEQUENTIAL_BEATS_SDK, NEAR_CEILING),
+    with_busy_poll=True,
 )
 SWEEP = sweep({64: (IN_FLIGHT_BEATS_SDK,)})
 WORKLOADS = (SEQUENTIAL, *SWEEP)
 
 
-def _variants(context: Context) -> list[ProcessVariant]:
-    variants = []
+def variants(context: Context) -> list[ProcessVariant]:
+    """Every column of every era: mcpcore and the ceiling once per busy-poll budget."""
+    built = []
     for era in ERAS:
-        variants.append(_mcpcore_variant(era))
         if "sdk" in context.available:
-            variants.append(_sdk_variant(era))
-        variants.append(_ceiling_variant(era))
-    return variants
+            built.append(_sdk_variant(era))
+        for budget in budgets(context):
+            built += [_mcpcore_variant(era, budget), _ceiling_variant(era, budget)]
+    return built
 
 
 _SDK_NOTE = (
@@ -366,9 +399,9 @@ def run(context: Context) -> list[WorkloadResult]:
         layer=LAYER.name,
         label="tools/call",
         workloads=selected(WORKLOADS, context.settings),
-        variants=_variants(context),
+        variants=variants(context),
         expected_text=EXPECTED_TEXT,
-        row_name=lambda workload, era: workload_name(workload.key, era),
+        row_name=workload_name,
         sizes=lambda era: sum(map(len, exchanged_lines(era))),
         notes=functools.partial(_notes, settings=context.settings),
         unavailable=() if "sdk" in context.available else ("sdk",),

@@ -52,6 +52,9 @@ many were cancelled, and for mcpcore how many answers the server still sent for 
 
 No ceiling: a raw ceiling would measure a pipe, not a cancellation protocol.
 
+Both storms run with busy polling off (`STORMS_BUSY_POLL`, the library's default),
+mcpcore's client and server and the ceiling's alike (`bench._busy_poll`).
+
 Every storm is bounded in time (`STORM_TIMEOUT`); a variant that fails a check or runs
 out of time is reported ``n/a`` with the reason in the notes (mcpcore stops the run).
 """
@@ -72,7 +75,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
-from bench._busy_poll import busy_poll
+from bench._busy_poll import OFF, busy_polling, server_arguments
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, WorkloadResult
 from bench._stdio_runner import AsyncioThread, TrioThread
@@ -86,7 +89,9 @@ __all__ = [
     "PROGRESS_COUNT",
     "QUICK_CANCEL_CALLS",
     "QUICK_PROGRESS_COUNT",
+    "STORMS_BUSY_POLL",
     "STORM_TIMEOUT",
+    "progress_variants",
     "run",
 ]
 
@@ -96,6 +101,9 @@ PROGRESS_COUNT, QUICK_PROGRESS_COUNT = 10_000, 500
 CANCEL_CALLS, QUICK_CANCEL_CALLS = 10_000, 500
 #: Seconds one storm may take before its variant is given up on.
 STORM_TIMEOUT: Final = 120.0
+#: The busy-poll budget of mcpcore and the ceiling in both storms: off, the library's
+#: default (a storm keeps both sides busy: nothing for a spin to save).
+STORMS_BUSY_POLL: Final = OFF
 #: Seconds the SDK's progress callbacks (tasks of their own) get to finish after the
 #: result arrived, before the storm counts the ones missing as lost.
 CALLBACK_DRAIN_TIMEOUT: Final = 10.0
@@ -125,16 +133,23 @@ def _check_progress(
     return None
 
 
-def _mcpcore_progress(count: int) -> StormVariant:
-    from transports import StdioClient, open_stdio_client
+def _open_mcpcore(budget: float) -> Callable[[], AbstractAsyncContextManager[Any]]:
+    """Opens mcpcore's client to its storms server, both busy-polling ``budget``."""
+    from transports import open_stdio_client
 
-    def opener() -> AbstractAsyncContextManager[StdioClient]:
+    def opener() -> AbstractAsyncContextManager[Any]:
         return open_stdio_client(
             sys.executable,
-            args=[SCRIPT, "mcpcore", "storms"],
+            args=[SCRIPT, *server_arguments(budget), "mcpcore", "storms"],
             mode="legacy",
-            busy_poll=busy_poll(),
+            busy_poll=budget,
         )
+
+    return opener
+
+
+def _mcpcore_progress(count: int, budget: float) -> StormVariant:
+    from transports import StdioClient
 
     async def storm(client: StdioClient) -> StormOutcome:
         seen = {"callbacks": 0, "last": 0.0, "monotonic": True}
@@ -157,7 +172,7 @@ def _mcpcore_progress(count: int) -> StormVariant:
         )
         return StormOutcome(elapsed, {"callbacks": callbacks}, problem)
 
-    return StormVariant(MCPCORE, TrioThread, opener, storm)
+    return StormVariant(MCPCORE, TrioThread, _open_mcpcore(budget), storm, busy_poll=budget)
 
 
 def _sdk_progress(count: int) -> StormVariant:
@@ -197,7 +212,7 @@ def _sdk_progress(count: int) -> StormVariant:
         )
         return StormOutcome(elapsed, {"callbacks": callbacks}, problem)
 
-    return StormVariant("sdk", AsyncioThread, opener, storm)
+    return StormVariant("sdk", AsyncioThread, opener, storm, busy_poll=None)
 
 
 class _ProgressCeilingClient:
@@ -242,16 +257,20 @@ class _ProgressCeilingClient:
         raise BenchmarkError("progress ceiling: the server hung up")
 
 
-def _ceiling_progress(count: int) -> StormVariant:
+def _ceiling_progress(count: int, budget: float) -> StormVariant:
     @asynccontextmanager
     async def opener() -> AsyncIterator[_ProgressCeilingClient]:
         process = await trio.lowlevel.open_process(
-            [sys.executable, SCRIPT, "ceiling", "progress"],
+            [sys.executable, SCRIPT, *server_arguments(budget), "ceiling", "progress"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
         )
+        # (As open_stdio_client finds the pipe its server writes to.)
+        stdout = process.stdout
+        fd = stdout.fileno() if isinstance(stdout, trio.lowlevel.FdStream) else -1
         try:
-            yield _ProgressCeilingClient(process)
+            with busy_polling(fd, budget):
+                yield _ProgressCeilingClient(process)
         finally:
             process.kill()
             with trio.CancelScope(shield=True):
@@ -281,7 +300,7 @@ def _ceiling_progress(count: int) -> StormVariant:
         )
         return StormOutcome(elapsed, {"callbacks": callbacks}, problem)
 
-    return StormVariant("ceiling", TrioThread, opener, storm)
+    return StormVariant("ceiling", TrioThread, opener, storm, busy_poll=budget)
 
 
 # ---------------------------------------------------------------- the cancel storm
@@ -320,16 +339,8 @@ async def _wait_until(ready: Callable[[], bool], checkpoint: Callable[[], Any]) 
         await checkpoint()
 
 
-def _mcpcore_cancel(calls: int) -> StormVariant:
-    from transports import StdioClient, open_stdio_client
-
-    def opener() -> AbstractAsyncContextManager[StdioClient]:
-        return open_stdio_client(
-            sys.executable,
-            args=[SCRIPT, "mcpcore", "storms"],
-            mode="legacy",
-            busy_poll=busy_poll(),
-        )
+def _mcpcore_cancel(calls: int, budget: float) -> StormVariant:
+    from transports import StdioClient
 
     async def storm(client: StdioClient) -> StormOutcome:
         results: dict[int, str] = {}
@@ -381,7 +392,7 @@ def _mcpcore_cancel(calls: int) -> StormVariant:
         }
         return StormOutcome(elapsed, facts, problem)
 
-    return StormVariant(MCPCORE, TrioThread, opener, storm)
+    return StormVariant(MCPCORE, TrioThread, _open_mcpcore(budget), storm, busy_poll=budget)
 
 
 def _sdk_cancel(calls: int) -> StormVariant:
@@ -442,7 +453,7 @@ def _sdk_cancel(calls: int) -> StormVariant:
             problem = "the connection did not answer after the storm"
         return StormOutcome(elapsed, {"cancelled": len(caught), "answered": len(results)}, problem)
 
-    return StormVariant("sdk", AsyncioThread, opener, storm)
+    return StormVariant("sdk", AsyncioThread, opener, storm, busy_poll=None)
 
 
 # ---------------------------------------------------------------- the rows
@@ -462,8 +473,11 @@ def _combined(progress: StormVariant, cancel: StormVariant | None) -> StormVaria
 
     Each storm's time goes into the outcome's facts (``progress_ns``, ``cancel_ns``).
     """
-    if cancel is not None and cancel.column != progress.column:
-        raise ValueError("two columns in one variant")
+    if cancel is not None and (cancel.column, cancel.busy_poll) != (
+        progress.column,
+        progress.busy_poll,
+    ):
+        raise ValueError("two columns (or two busy-poll budgets) in one variant")
 
     async def storms(client: Any) -> StormOutcome:
         first = await progress.storm(client)
@@ -474,7 +488,9 @@ def _combined(progress: StormVariant, cancel: StormVariant | None) -> StormVaria
         facts.update(second.facts, cancel_ns=second.elapsed_ns)
         return StormOutcome(first.elapsed_ns + second.elapsed_ns, facts, second.problem)
 
-    return StormVariant(progress.column, progress.thread, progress.opener, storms)
+    return StormVariant(
+        progress.column, progress.thread, progress.opener, storms, busy_poll=progress.busy_poll
+    )
 
 
 def _progress_row(runs: StormRuns, count: int) -> WorkloadResult:
@@ -515,6 +531,7 @@ def _progress_row(runs: StormRuns, count: int) -> WorkloadResult:
             "always), the SDK runs one task per notification",
             *_failure_notes(runs),
         ],
+        parameters={"busy_poll_seconds": STORMS_BUSY_POLL},
     )
 
 
@@ -561,7 +578,16 @@ def _cancel_row(runs: StormRuns, calls: int) -> WorkloadResult:
             "pending on the client's Connection after any storm",
             *_failure_notes(runs),
         ],
+        parameters={"busy_poll_seconds": STORMS_BUSY_POLL},
     )
+
+
+def progress_variants(context: Context, count: int, budget: float) -> list[StormVariant]:
+    """The progress storm's columns: mcpcore and the ceiling busy-polling ``budget``."""
+    variants = [_mcpcore_progress(count, budget)]
+    if "sdk" in context.available:
+        variants.append(_sdk_progress(count))
+    return [*variants, _ceiling_progress(count, budget)]
 
 
 def run(context: Context) -> list[WorkloadResult]:
@@ -577,10 +603,13 @@ def run(context: Context) -> list[WorkloadResult]:
         f"storms: progress storm of {count:,} notifications, "
         f"cancel storm of {calls:,} calls (half cancelled)"
     )
-    variants = [_combined(_mcpcore_progress(count), _mcpcore_cancel(calls))]
+    cancels = {MCPCORE: _mcpcore_cancel(calls, STORMS_BUSY_POLL)}
     if "sdk" in context.available:
-        variants.append(_combined(_sdk_progress(count), _sdk_cancel(calls)))
-    variants.append(_combined(_ceiling_progress(count), None))
+        cancels["sdk"] = _sdk_cancel(calls)
+    variants = [
+        _combined(progress, cancels.get(progress.column))
+        for progress in progress_variants(context, count, STORMS_BUSY_POLL)
+    ]
     runs = run_storms(context, LAYER.name, variants)
     return [_progress_row(runs, count), _cancel_row(runs, calls)]
 

@@ -25,7 +25,10 @@ each call's latency recorded), then the concurrency sweep of `bench._process_lay
 the connections it needs: the ceiling one per caller, mcpcore and the SDK as their pools
 decide. Clients live in event loops of their own threads and each starts its own server
 process on a free port (`bench._process_layer`); per reply mode, one client and server
-per variant serves every workload.
+per variant serves every workload. Every row runs with busy polling off; one call at a
+time is also measured with it on (`bench._busy_poll`): mcpcore's client and server and
+the ceiling's client and server spin with the same budget on every connection, the SDK
+can't.
 
     python -m bench --only http
 """
@@ -44,7 +47,7 @@ from typing import Any, Final
 import msgspec
 import trio
 
-from bench._busy_poll import busy_poll
+from bench._busy_poll import server_arguments
 from bench._harness import Settings
 from bench._http_ceiling import CeilingHttpClient, open_ceiling_http
 from bench._http_servers import SCRIPT
@@ -52,10 +55,12 @@ from bench._layer import Context, Layer
 from bench._process_layer import (
     ProcessVariant,
     Workload,
+    budgets,
     content_text,
     measure_rows,
     selected,
     sweep,
+    variant_name,
 )
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import AsyncioThread, TrioThread, asyncio_gather, trio_gather
@@ -65,7 +70,7 @@ from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
 from mcpcore import types
 from mcpcore.client import ConnectMode
 
-__all__ = ["LAYER", "REPLIES", "SEQUENTIAL_BATCH", "WORKLOADS", "run"]
+__all__ = ["LAYER", "REPLIES", "SEQUENTIAL_BATCH", "WORKLOADS", "run", "variants"]
 
 #: Calls per timed operation, one at a time (full run and ``--quick``): ~30 ms at the
 #: ceiling, so the hand-off to the client's loop (~40-70 µs) is well under 1% of it.
@@ -77,13 +82,15 @@ START_TIMEOUT: Final = 30.0
 SEQUENTIAL_BEATS_SDK = Target("SDK >= 5x", "mcpcore/sdk", 5.0)
 NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
 
-#: One call at a time on one connection, then the sweep, all on the same clients.
+#: One call at a time on one connection (busy polling off, and on), then the sweep,
+#: all on the same clients.
 WORKLOADS = (
     Workload(
         "sequential, 1 connection",
         1,
         (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH),
         (SEQUENTIAL_BEATS_SDK, NEAR_CEILING),
+        with_busy_poll=True,
     ),
     *sweep(),
 )
@@ -116,16 +123,17 @@ def _free_port() -> int:
         return port
 
 
-def _command(kind: str, port: int, *extra: str) -> list[str]:
-    return [sys.executable, SCRIPT, kind, str(port), *extra]
+def _command(kind: str, port: int, *extra: str, options: tuple[str, ...] = ()) -> list[str]:
+    return [sys.executable, SCRIPT, *options, kind, str(port), *extra]
 
 
 @asynccontextmanager
-async def _trio_server(kind: str, *extra: str) -> AsyncIterator[int]:
-    """A server process listening on a free port (from a trio loop); its port."""
+async def _trio_server(kind: str, *extra: str, busy_poll: float) -> AsyncIterator[int]:
+    """A server process busy-polling ``busy_poll`` on a free port (from trio); its port."""
     port = _free_port()
+    command = _command(kind, port, *extra, options=tuple(server_arguments(busy_poll)))
     process = await trio.lowlevel.open_process(
-        _command(kind, port, *extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         with trio.fail_after(START_TIMEOUT):
@@ -186,14 +194,14 @@ def _mode_arguments(replies: str) -> tuple[str, ...]:
     return ("sse",) if replies == "sse" else ()
 
 
-def _mcpcore_variant(era: str, replies: str) -> ProcessVariant:
+def _mcpcore_variant(era: str, replies: str, budget: float) -> ProcessVariant:
     from transports import open_http_client
 
     @asynccontextmanager
     async def opener() -> AsyncIterator[Any]:
-        async with _trio_server("mcpcore", *_mode_arguments(replies)) as port:
+        async with _trio_server("mcpcore", *_mode_arguments(replies), busy_poll=budget) as port:
             mode: ConnectMode = "modern" if era == "modern" else "legacy"
-            async with open_http_client(_url(port), mode=mode, busy_poll=busy_poll()) as client:
+            async with open_http_client(_url(port), mode=mode, busy_poll=budget) as client:
                 yield client
 
     async def call(client: Any) -> types.CallToolResult:
@@ -201,7 +209,15 @@ def _mcpcore_variant(era: str, replies: str) -> ProcessVariant:
         return result
 
     return ProcessVariant(
-        f"{MCPCORE} {era}", MCPCORE, era, TrioThread, opener, call, content_text, trio_gather
+        variant_name(MCPCORE, era, budget),
+        MCPCORE,
+        era,
+        TrioThread,
+        opener,
+        call,
+        content_text,
+        trio_gather,
+        busy_poll=budget,
     )
 
 
@@ -217,7 +233,7 @@ def _sdk_variant(era: str, replies: str) -> ProcessVariant:
             yield client
 
     return ProcessVariant(
-        f"sdk {era}",
+        variant_name("sdk", era),
         "sdk",
         era,
         AsyncioThread,
@@ -225,10 +241,11 @@ def _sdk_variant(era: str, replies: str) -> ProcessVariant:
         sdk_dispatch.call_tool(ARGUMENTS),
         content_text,
         asyncio_gather,
+        busy_poll=None,  # (the SDK has no busy polling: one variant for every row)
     )
 
 
-def _ceiling_variant(era: str, replies: str) -> ProcessVariant:
+def _ceiling_variant(era: str, replies: str, budget: float) -> ProcessVariant:
     request, result = exchanged_lines(era)
     result_json = msgspec.json.encode(msgspec.json.decode(result)["result"]).decode()
     sse = replies == "sse"
@@ -236,13 +253,17 @@ def _ceiling_variant(era: str, replies: str) -> ProcessVariant:
     @asynccontextmanager
     async def opener() -> AsyncIterator[CeilingHttpClient]:
         async with (
-            _trio_server("ceiling", result_json, *_mode_arguments(replies)) as port,
-            open_ceiling_http(port, request, _MCP_HEADERS[era], sse=sse) as client,
+            _trio_server(
+                "ceiling", result_json, *_mode_arguments(replies), busy_poll=budget
+            ) as port,
+            open_ceiling_http(
+                port, request, _MCP_HEADERS[era], sse=sse, busy_poll=budget
+            ) as client,
         ):
             yield client
 
     return ProcessVariant(
-        f"ceiling {era}",
+        variant_name("ceiling", era, budget),
         "ceiling",
         era,
         TrioThread,
@@ -250,17 +271,22 @@ def _ceiling_variant(era: str, replies: str) -> ProcessVariant:
         CeilingHttpClient.call,
         ceiling_text,
         trio_gather,
+        busy_poll=budget,
     )
 
 
-def _variants(context: Context, replies: str) -> list[ProcessVariant]:
-    variants = []
+def variants(context: Context, replies: str) -> list[ProcessVariant]:
+    """Every column of every era, for ``replies``: mcpcore and the ceiling per budget."""
+    built = []
     for era in ERAS:
-        variants.append(_mcpcore_variant(era, replies))
         if "sdk" in context.available:
-            variants.append(_sdk_variant(era, replies))
-        variants.append(_ceiling_variant(era, replies))
-    return variants
+            built.append(_sdk_variant(era, replies))
+        for budget in budgets(context):
+            built += [
+                _mcpcore_variant(era, replies, budget),
+                _ceiling_variant(era, replies, budget),
+            ]
+    return built
 
 
 _SDK_NOTE = {
@@ -304,19 +330,15 @@ def run(context: Context) -> list[WorkloadResult]:
             layer=LAYER.name,
             label=f"tools/call, {words}",
             workloads=selected(WORKLOADS, context.settings),
-            variants=_variants(context, replies),
+            variants=variants(context, replies),
             expected_text=EXPECTED_TEXT,
-            row_name=functools.partial(_row_name, replies),
+            row_name=functools.partial(workload_name, replies),
             sizes=lambda era: sum(map(len, exchanged_lines(era))),
             notes=functools.partial(_notes, replies=replies, settings=context.settings),
             unavailable=() if "sdk" in context.available else ("sdk",),
             parameters={"transport": f"http-{replies}", "replies": replies},
         )
     return results
-
-
-def _row_name(replies: str, workload: Workload, era: str) -> str:
-    return workload_name(replies, workload.key, era)
 
 
 LAYER = Layer(

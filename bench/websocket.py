@@ -24,7 +24,9 @@ Workloads, as for stdio: one call at a time (batches of `SEQUENTIAL_BATCH` calls
 call's latency recorded), and the concurrency sweep of `bench._process_layer` (8, 64,
 256 callers at once on the one connection; 8 alone with ``--quick``). Clients live in
 event loops of their own threads and each starts its own server process on a free port
-(`bench._process_layer`).
+(`bench._process_layer`). Every row runs with busy polling off; one call at a time is
+also measured with it on (`bench._busy_poll`): mcpcore's client and server and the
+ceiling's client and server spin with the same budget.
 
     python -m bench --only websocket
 """
@@ -42,16 +44,18 @@ from typing import Any, Final
 import msgspec
 import trio
 
-from bench._busy_poll import busy_poll
+from bench._busy_poll import server_arguments
 from bench._harness import Settings
 from bench._layer import Context, Layer
 from bench._process_layer import (
     ProcessVariant,
     Workload,
+    budgets,
     content_text,
     measure_rows,
     selected,
     sweep,
+    variant_name,
 )
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import TrioThread, trio_gather
@@ -63,7 +67,7 @@ from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
 from mcpcore import types
 from mcpcore.client import ConnectMode
 
-__all__ = ["LAYER", "SEQUENTIAL_BATCH", "WORKLOADS", "run"]
+__all__ = ["LAYER", "SEQUENTIAL_BATCH", "WORKLOADS", "run", "variants"]
 
 #: Calls per timed operation, one at a time (full run and ``--quick``): ~20 ms at the
 #: ceiling, so the hand-off to the client's loop (~40-70 µs) is under 1% of it.
@@ -76,9 +80,14 @@ START_TIMEOUT: Final = 30.0
 SEQUENTIAL_NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
 PIPELINED_NEAR_CEILING = Target("ceiling >= 0.50", "mcpcore/ceiling", 0.50)
 
-#: One call at a time, then the sweep, all on the same clients and servers.
+#: One call at a time (busy polling off, and on), then the sweep, all on the same
+#: clients and servers.
 SEQUENTIAL = Workload(
-    "sequential", 1, (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH), (SEQUENTIAL_NEAR_CEILING,)
+    "sequential",
+    1,
+    (SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH),
+    (SEQUENTIAL_NEAR_CEILING,),
+    with_busy_poll=True,
 )
 SWEEP = sweep({64: (PIPELINED_NEAR_CEILING,)})
 WORKLOADS = (SEQUENTIAL, *SWEEP)
@@ -100,11 +109,11 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def _server(kind: str, *extra: str) -> AsyncIterator[int]:
-    """A server process listening on a free port; its port."""
+async def _server(kind: str, *extra: str, busy_poll: float) -> AsyncIterator[int]:
+    """A server process busy-polling ``busy_poll``, listening on a free port; its port."""
     port = _free_port()
     process = await trio.lowlevel.open_process(
-        [sys.executable, SCRIPT, kind, str(port), *extra],
+        [sys.executable, SCRIPT, *server_arguments(busy_poll), kind, str(port), *extra],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -130,15 +139,15 @@ async def _server(kind: str, *extra: str) -> AsyncIterator[int]:
 # ---------------------------------------------------------------- the variants
 
 
-def _mcpcore_variant(era: str) -> ProcessVariant:
+def _mcpcore_variant(era: str, budget: float) -> ProcessVariant:
     from transports import open_websocket_client
 
     @asynccontextmanager
     async def opener() -> AsyncIterator[Any]:
-        async with _server("mcpcore") as port:
+        async with _server("mcpcore", busy_poll=budget) as port:
             mode: ConnectMode = "modern" if era == "modern" else "legacy"
             url = f"ws://127.0.0.1:{port}{PATH}"
-            async with open_websocket_client(url, mode=mode, busy_poll=busy_poll()) as client:
+            async with open_websocket_client(url, mode=mode, busy_poll=budget) as client:
                 yield client
 
     async def call(client: Any) -> types.CallToolResult:
@@ -146,24 +155,32 @@ def _mcpcore_variant(era: str) -> ProcessVariant:
         return result
 
     return ProcessVariant(
-        f"{MCPCORE} {era}", MCPCORE, era, TrioThread, opener, call, content_text, trio_gather
+        variant_name(MCPCORE, era, budget),
+        MCPCORE,
+        era,
+        TrioThread,
+        opener,
+        call,
+        content_text,
+        trio_gather,
+        busy_poll=budget,
     )
 
 
-def _ceiling_variant(era: str) -> ProcessVariant:
+def _ceiling_variant(era: str, budget: float) -> ProcessVariant:
     request, result = exchanged_lines(era)
     result_json = msgspec.json.encode(msgspec.json.decode(result)["result"]).decode()
 
     @asynccontextmanager
     async def opener() -> AsyncIterator[CeilingWsClient]:
         async with (
-            _server("ceiling", result_json) as port,
-            open_ceiling_ws(port, request) as client,
+            _server("ceiling", result_json, busy_poll=budget) as port,
+            open_ceiling_ws(port, request, busy_poll=budget) as client,
         ):
             yield client
 
     return ProcessVariant(
-        f"ceiling {era}",
+        variant_name("ceiling", era, budget),
         "ceiling",
         era,
         TrioThread,
@@ -172,15 +189,17 @@ def _ceiling_variant(era: str) -> ProcessVariant:
         ceiling_text,
         trio_gather,
         call_concurrent=CeilingWsClient.call_pipelined,
+        busy_poll=budget,
     )
 
 
-def _variants() -> list[ProcessVariant]:
-    variants = []
+def variants(context: Context) -> list[ProcessVariant]:
+    """Every column of every era: mcpcore and the ceiling once per busy-poll budget."""
+    built = []
     for era in ERAS:
-        variants.append(_mcpcore_variant(era))
-        variants.append(_ceiling_variant(era))
-    return variants
+        for budget in budgets(context):
+            built += [_mcpcore_variant(era, budget), _ceiling_variant(era, budget)]
+    return built
 
 
 def _notes(workload: Workload, era: str, settings: Settings) -> list[str]:
@@ -205,9 +224,9 @@ def run(context: Context) -> list[WorkloadResult]:
         layer=LAYER.name,
         label="tools/call",
         workloads=selected(WORKLOADS, context.settings),
-        variants=_variants(),
+        variants=variants(context),
         expected_text=EXPECTED_TEXT,
-        row_name=lambda workload, era: workload_name(workload.key, era),
+        row_name=workload_name,
         sizes=lambda era: sum(map(len, exchanged_lines(era))),
         notes=functools.partial(_notes, settings=context.settings),
         unavailable=(),

@@ -25,6 +25,7 @@ from examples.everything import build_server
 from mcpcore import (
     CancelRequested,
     ErrorReceived,
+    Event,
     InvalidMessage,
     InvalidResponse,
     NotificationReceived,
@@ -66,8 +67,8 @@ class StdioOutbound:
             future.set_result(event)
 
 
-async def serve(server: Server) -> None:
-    """Serve ``server`` on this process's stdin and stdout until stdin ends."""
+async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """This process's stdin and stdout as an asyncio reader and writer."""
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(
@@ -76,47 +77,74 @@ async def serve(server: Server) -> None:
     transport, protocol = await loop.connect_write_pipe(
         asyncio.streams.FlowControlMixin, os.fdopen(1, "wb", 0)
     )
-    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
-    outbound = StdioOutbound(writer)
-    connection = server.connection()
-    server.attach(connection, outbound)
-    framer = LineFramer()
-    tasks: dict[RequestId, asyncio.Task[None]] = {}
+    return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
-    async def answer(event: RequestReceived) -> None:
+
+class Session:
+    """The client's one connection: each message in becomes what it asks for.
+
+    Each request runs in a task of its own, kept by id so a cancellation can cancel it.
+    """
+
+    def __init__(self, server: Server, outbound: StdioOutbound) -> None:
+        self._server = server
+        self._outbound = outbound
+        self.connection = server.connection()
+        self._tasks: dict[RequestId, asyncio.Task[None]] = {}
+
+    async def receive(self, line: bytes | OversizedMessage) -> None:
+        """Take one line from the framer and act on every event it makes."""
+        if isinstance(line, OversizedMessage):
+            message = f"Message too large (limit {line.limit} bytes)"
+            await self._outbound.send(
+                jsonrpc.encode_error_response(None, jsonrpc.INVALID_REQUEST, message)
+            )
+            return
+        for event in self.connection.receive(line):
+            await self._dispatch(event)
+
+    async def finish(self) -> None:
+        """Let the requests still running finish (for a while)."""
+        if self._tasks:
+            await asyncio.wait(list(self._tasks.values()), timeout=5)
+
+    async def _dispatch(self, event: Event) -> None:
+        if isinstance(event, RequestReceived):
+            self._tasks[event.request_id] = asyncio.create_task(self._answer(event))
+        elif isinstance(event, CancelRequested):
+            task = self._tasks.get(event.request_id)
+            if task is not None:
+                task.cancel()
+            self._server.request_cancelled(self.connection, event.request_id)
+        elif isinstance(event, ResponseReceived | ErrorReceived | InvalidResponse):
+            self._outbound.answered(event)
+        elif isinstance(event, NotificationReceived):
+            await self._server.handle_notification(self.connection, event)
+        elif isinstance(event, InvalidMessage) and event.reply is not None:
+            await self._outbound.send(event.reply)
+
+    async def _answer(self, event: RequestReceived) -> None:
         try:
-            reply = await server.handle_request(connection, event, outbound)
+            reply = await self._server.handle_request(self.connection, event, self._outbound)
             if reply is not None:
-                await outbound.send(reply)
+                await self._outbound.send(reply)
         finally:
-            tasks.pop(event.request_id, None)
+            self._tasks.pop(event.request_id, None)
 
+
+async def serve(server: Server) -> None:
+    """Serve ``server`` on this process's stdin and stdout until stdin ends."""
+    reader, writer = await open_stdio()
+    outbound = StdioOutbound(writer)
+    session = Session(server, outbound)
+    server.attach(session.connection, outbound)
+    framer = LineFramer()
     while chunk := await reader.read(READ_SIZE):
         for line in framer.feed(chunk):
-            if isinstance(line, OversizedMessage):
-                message = f"Message too large (limit {line.limit} bytes)"
-                await outbound.send(
-                    jsonrpc.encode_error_response(None, jsonrpc.INVALID_REQUEST, message)
-                )
-                continue
-            for event in connection.receive(line):
-                if isinstance(event, RequestReceived):
-                    tasks[event.request_id] = asyncio.create_task(answer(event))
-                elif isinstance(event, CancelRequested):
-                    task = tasks.get(event.request_id)
-                    if task is not None:
-                        task.cancel()
-                    server.request_cancelled(connection, event.request_id)
-                elif isinstance(event, ResponseReceived | ErrorReceived | InvalidResponse):
-                    outbound.answered(event)
-                elif isinstance(event, NotificationReceived):
-                    await server.handle_notification(connection, event)
-                elif isinstance(event, InvalidMessage) and event.reply is not None:
-                    await outbound.send(event.reply)
+            await session.receive(line)
     # stdin ended: "(S) SHOULD exit promptly on stdin EOF"; let running requests finish.
-    if tasks:
-        await asyncio.wait(list(tasks.values()), timeout=5)
-    server.detach(connection)
+    await session.finish()
+    server.detach(session.connection)
 
 
 def main() -> None:

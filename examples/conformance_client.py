@@ -60,6 +60,7 @@ async def elicit(params: ElicitRequestFormParams | ElicitRequestURLParams) -> El
 
 
 def _value_for(field: Mapping[str, Any]) -> Any:
+    """A form field's default, else a value of its JSON type, else one of its choices."""
     if "default" in field:
         return field["default"]
     kind = field.get("type")
@@ -69,6 +70,11 @@ def _value_for(field: Mapping[str, Any]) -> Any:
         return field.get("minimum", 0)
     if kind == "array":
         return []
+    return _choice_for(field)
+
+
+def _choice_for(field: Mapping[str, Any]) -> Any:
+    """The first value an ``enum`` or ``oneOf``/``anyOf`` field offers, else a string."""
     if field.get("enum"):
         return field["enum"][0]
     options = field.get("oneOf") or field.get("anyOf") or []

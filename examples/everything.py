@@ -94,16 +94,36 @@ JSON_SCHEMA_2020_12: dict[str, Any] = {
 }
 
 
-def build_server(sleep: Sleep, **options: Any) -> Server:  # noqa: PLR0915  (one fixture each)
-    """The everything server; ``options`` go to `Server` (secret, clock...)."""
+def build_server(sleep: Sleep, **options: Any) -> Server:
+    """The everything server; ``options`` go to `Server` (secret, clock...).
+
+    The fixtures are registered in the order of the catalogue (CONFORMANCE §5), which is
+    the order the lists show them in: ``test_simple_text`` first.
+    """
     server = Server(
         "mcpcore-everything",
         "1.0.0",
         instructions="The mcpcore conformance fixture server.",
         **options,
     )
+    _register_content_tools(server, sleep)
+    _register_client_request_tools(server)
+    _register_feature_tools(server, sleep)
+    _register_mrtr_fixtures(server)
+    _register_resources(server)
+    _register_prompts(server)
+    return server
 
-    # -- tools ------------------------------------------------------------------
+
+# -- tools ------------------------------------------------------------------------
+
+
+def _register_content_tools(server: Server, sleep: Sleep) -> None:
+    """Register the tools-call-* fixtures (CONFORMANCE §5.2).
+
+    One per kind of content, an error result, and calls that log or report progress
+    while they run.
+    """
 
     @server.tool()
     def test_simple_text() -> str:
@@ -166,6 +186,13 @@ def build_server(sleep: Sleep, **options: Any) -> Server:  # noqa: PLR0915  (one
             await ctx.report_progress(value, 100, f"Progress {value}%")
             await sleep(0.05)
         return "Progress test completed"
+
+
+def _register_client_request_tools(server: Server) -> None:
+    """Register the legacy fixtures that ask the client during a call.
+
+    Sampling, and elicitation forms: plain, SEP-1034 defaults, SEP-1330 enums.
+    """
 
     @server.tool()
     async def test_sampling(ctx: Context, prompt: str) -> str:
@@ -244,6 +271,15 @@ def build_server(sleep: Sleep, **options: Any) -> Server:  # noqa: PLR0915  (one
         answer = await ctx.elicit("Please select options from the enum fields", schema)
         return f"Elicitation completed: action={answer.action}, content={_json(answer.content)}"
 
+
+def _register_feature_tools(server: Server, sleep: Sleep) -> None:
+    """Register the fixtures of single features.
+
+    A JSON Schema 2020-12 input passed through verbatim, SSE polling, the
+    server-stateless checks (a missing capability, streaming elicitation, logging, list
+    changes) and the ``x-mcp-header`` mirror.
+    """
+
     @server.tool(input_schema=JSON_SCHEMA_2020_12)
     def json_schema_2020_12_tool(arguments: dict[str, Any]) -> str:
         """Takes a JSON Schema 2020-12 input with $defs, $ref, allOf and if/then/else."""
@@ -309,9 +345,12 @@ def build_server(sleep: Sleep, **options: Any) -> Server:  # noqa: PLR0915  (one
         """Mirrors its region argument into an HTTP header (x-mcp-header)."""
         return f"region={arguments.get('region')}"
 
-    _register_mrtr_fixtures(server)
 
-    # -- resources --------------------------------------------------------------
+# -- resources and prompts --------------------------------------------------------
+
+
+def _register_resources(server: Server) -> None:
+    """Register the resources (CONFORMANCE §5.3): text, binary, one to subscribe to, a template."""
 
     @server.resource("test://static-text", name="static-text", mime_type="text/plain")
     def static_text() -> str:
@@ -331,7 +370,13 @@ def build_server(sleep: Sleep, **options: Any) -> Server:  # noqa: PLR0915  (one
     def template_data(id: str) -> str:
         return _json({"id": id, "templateTest": True, "data": f"Data for ID: {id}"})
 
-    # -- prompts ----------------------------------------------------------------
+
+def _register_prompts(server: Server) -> None:
+    """Register the prompts (CONFORMANCE §5.4) and the completion of one (§5.5).
+
+    A plain prompt, one with arguments, one embedding a resource, one with an image,
+    and the MRTR one.
+    """
 
     @server.prompt()
     def test_simple_prompt() -> str:
@@ -392,8 +437,6 @@ def build_server(sleep: Sleep, **options: Any) -> Server:  # noqa: PLR0915  (one
     def complete_arguments(argument: str, value: str) -> list[str]:
         candidates = ["paris", "park", "party"] if argument == "arg1" else ["alpha", "beta"]
         return [c for c in candidates if c.startswith(value)]
-
-    return server
 
 
 def _register_mrtr_fixtures(server: Server) -> None:
@@ -503,6 +546,9 @@ def main(argv: list[str] | None = None) -> int:
     from mcpcore_cli.listening import add_listening_options
 
     add_listening_options(parser, default_host="127.0.0.1", default_port=3001)
+    from mcpcore_cli.busypolling import add_busy_poll_option
+
+    add_busy_poll_option(parser)
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log each request and refusal to stderr"
     )
@@ -536,7 +582,7 @@ async def _serve(arguments: argparse.Namespace) -> None:
         async with trio.open_nursery() as nursery:
             await nursery.start(stop_on_terminate, nursery.cancel_scope, lambda: None)
             if arguments.transport == "stdio":
-                await serve_stdio(server)
+                await serve_stdio(server, busy_poll=arguments.busy_poll)
                 nursery.cancel_scope.cancel()
                 return
             # Serves http://HOST:PORT/mcp (which takes WebSocket upgrades too) or
@@ -551,6 +597,7 @@ async def _serve(arguments: argparse.Namespace) -> None:
                     port=arguments.port,
                     allowed_hosts=allowed_hosts(arguments.host, arguments.allow_host),
                     auth=auth,
+                    busy_poll=arguments.busy_poll,
                 )
             )
             scheme, path = ("http", "/mcp") if arguments.transport == "http" else ("ws", "/ws")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Final
 
 from msgspec import UNSET
 
@@ -57,25 +58,44 @@ def required_client_capabilities(
     Covers legacy server-to-client requests and 2026-07-28 input requests alike. The
     result is shaped as the ``requiredCapabilities`` of a -32021 error.
     """
-    if method == "sampling/createMessage":
-        declared = None if capabilities is None else capabilities.sampling
-        wants_tools = isinstance(params, CreateMessageRequestParams) and params.tools is not UNSET
-        if declared is None or declared is UNSET:
-            return ClientCapabilities(
-                sampling=SamplingCapability(tools={}) if wants_tools else SamplingCapability()
-            )
-        # "tools and toolChoice require sampling.tools" (2025-11-25 client/sampling).
-        if wants_tools and declared.tools is UNSET:
-            return ClientCapabilities(sampling=SamplingCapability(tools={}))
-        return None
-    if method == "elicitation/create":
-        mode = "url" if isinstance(params, ElicitRequestURLParams) else "form"
-        if mode in elicitation_modes(capabilities):
-            return None
-        needed = ElicitationCapability(url={}) if mode == "url" else ElicitationCapability()
-        return ClientCapabilities(elicitation=needed)
-    if method == "roots/list":
-        if capabilities is not None and capabilities.roots is not UNSET:
-            return None
-        return ClientCapabilities(roots=RootsCapability())
+    needs = _NEEDS.get(method)
+    return None if needs is None else needs(params, capabilities)
+
+
+def _sampling_needs(
+    params: Any, capabilities: ClientCapabilities | None
+) -> ClientCapabilities | None:
+    declared = None if capabilities is None else capabilities.sampling
+    wants_tools = isinstance(params, CreateMessageRequestParams) and params.tools is not UNSET
+    if declared is None or declared is UNSET:
+        return ClientCapabilities(
+            sampling=SamplingCapability(tools={}) if wants_tools else SamplingCapability()
+        )
+    # "tools and toolChoice require sampling.tools" (2025-11-25 client/sampling).
+    if wants_tools and declared.tools is UNSET:
+        return ClientCapabilities(sampling=SamplingCapability(tools={}))
     return None
+
+
+def _elicitation_needs(
+    params: Any, capabilities: ClientCapabilities | None
+) -> ClientCapabilities | None:
+    mode = "url" if isinstance(params, ElicitRequestURLParams) else "form"
+    if mode in elicitation_modes(capabilities):
+        return None
+    needed = ElicitationCapability(url={}) if mode == "url" else ElicitationCapability()
+    return ClientCapabilities(elicitation=needed)
+
+
+def _roots_needs(params: Any, capabilities: ClientCapabilities | None) -> ClientCapabilities | None:
+    if capabilities is not None and capabilities.roots is not UNSET:
+        return None
+    return ClientCapabilities(roots=RootsCapability())
+
+
+# The requests to a client that need a capability it declares, and what each needs.
+_NEEDS: Final[dict[str, Callable[[Any, ClientCapabilities | None], ClientCapabilities | None]]] = {
+    "sampling/createMessage": _sampling_needs,
+    "elicitation/create": _elicitation_needs,
+    "roots/list": _roots_needs,
+}

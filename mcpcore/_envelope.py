@@ -31,6 +31,7 @@ __all__ = [
     "ModernEnvelope",
     "Rejection",
     "meta_of",
+    "missing_envelope",
     "probe_meta",
     "progress_token_in",
     "read_modern_envelope",
@@ -120,8 +121,12 @@ def read_modern_envelope(
     else goes through the steps one by one, which decide the answer: the whole read
     changes speed, never behaviour.
     """
-    if meta is None:
-        return _missing_envelope(meta)
+    if (
+        meta is None
+        or PROTOCOL_VERSION_META_KEY not in meta
+        or CLIENT_CAPABILITIES_META_KEY not in meta
+    ):
+        return missing_envelope(meta)
     try:
         envelope = msgspec.convert(meta, ModernEnvelope)
     except msgspec.ValidationError:
@@ -136,11 +141,8 @@ def _check_envelope(
     meta: dict[str, Any], supported_versions: tuple[str, ...]
 ) -> ModernEnvelope | Rejection:
     """`read_modern_envelope`, one step at a time (the answer to an unusual envelope)."""
-    try:
-        version = meta[PROTOCOL_VERSION_META_KEY]
-        raw_capabilities = meta[CLIENT_CAPABILITIES_META_KEY]
-    except KeyError:
-        return _missing_envelope(meta)
+    version = meta[PROTOCOL_VERSION_META_KEY]  # (both keys are there: see the caller)
+    raw_capabilities = meta[CLIENT_CAPABILITIES_META_KEY]
     if not isinstance(version, str):
         return Rejection(
             jsonrpc.INVALID_PARAMS, "Invalid params: the protocol version must be a string"
@@ -164,7 +166,8 @@ def _check_envelope(
     return ModernEnvelope(version, capabilities, info, log_level)
 
 
-def _missing_envelope(meta: dict[str, Any] | None) -> Rejection:
+def missing_envelope(meta: dict[str, Any] | None) -> Rejection:
+    """The -32602 for an envelope (``_meta``) that lacks one of the two required keys."""
     if meta is None:
         return Rejection(
             jsonrpc.INVALID_PARAMS,

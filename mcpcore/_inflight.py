@@ -9,10 +9,11 @@ Ids are compared exactly: ``"7"`` and ``7`` are different requests.
 from __future__ import annotations
 
 from collections import deque
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
+from mcpcore._state import Kind
 from mcpcore.errors import LocalProtocolError
 from mcpcore.methods import MethodSpec
 from mcpcore.types import (
@@ -55,6 +56,11 @@ class IncomingRequest(msgspec.Struct, gc=False):
     """
 
     spec: MethodSpec
+    #: What the request is to the lifecycle (`mcpcore._state.KINDS`).
+    kind: Kind
+    #: What its method does beyond the lifecycle, or None (`mcpcore._connection`'s
+    #: effect table, opaque here).
+    effects: Any
     protocol_version: str | None
     client_capabilities: ClientCapabilities | None
     progress_token: ProgressToken | None
@@ -72,6 +78,10 @@ class OutgoingRequest(msgspec.Struct, gc=False):
     """A request we sent that the peer has not answered yet."""
 
     spec: MethodSpec
+    #: What the request is to the lifecycle (`mcpcore._state.KINDS`).
+    kind: Kind
+    #: What its method does beyond the lifecycle, or None (as for `IncomingRequest`).
+    effects: Any
     progress_token: ProgressToken | None
     last_progress: float | None = None
     #: subscriptions/listen only: the filter the server acknowledged (None until then).
@@ -135,13 +145,16 @@ class RequestTable:
 
     # -- the peer's requests ----------------------------------------------------
 
-    def refusal(self, request_id: RequestId, is_listen: bool) -> str | None:
-        """Why a new request from the peer can't be taken, or None if it can."""
+    def refusal(self, request_id: RequestId, opens_stream: bool) -> str | None:
+        """Why a new request from the peer can't be taken, or None if it can.
+
+        ``opens_stream``: the request would open a subscriptions/listen stream.
+        """
         if request_id in self.incoming:
             return "Invalid Request: id already in flight"
         if len(self.incoming) >= self._max_in_flight:
             return f"Too many requests in flight (limit {self._max_in_flight})"
-        if is_listen and self.subscriptions >= self._max_subscriptions:
+        if opens_stream and self.subscriptions >= self._max_subscriptions:
             return f"Too many open subscriptions (limit {self._max_subscriptions})"
         return None
 
@@ -168,7 +181,12 @@ class RequestTable:
     # -- our requests -------------------------------------------------------------
 
     def start(
-        self, request_id: RequestId | None, spec: MethodSpec, token: ProgressToken | None
+        self,
+        request_id: RequestId | None,
+        spec: MethodSpec,
+        kind: Kind,
+        effects: Any,
+        token: ProgressToken | None,
     ) -> RequestId:
         """Record a request we are sending; allocate its id unless one is given."""
         if token is not None and token in self._by_token:
@@ -187,7 +205,7 @@ class RequestTable:
             # "MUST NOT match the id of any other request the sender has issued and not
             # yet received a response for" (2026-07-28 basic).
             raise LocalProtocolError(f"request id {request_id!r} is already in flight")
-        self.outgoing[request_id] = OutgoingRequest(spec, token)
+        self.outgoing[request_id] = OutgoingRequest(spec, kind, effects, token)
         self._by_method[spec] = self._by_method.get(spec, 0) + 1
         if token is not None:
             self._by_token[token] = request_id

@@ -22,20 +22,18 @@ from mcpcore.types import (
 )
 
 __all__ = [
-    "LISTEN",
     "LISTEN_ACKNOWLEDGED",
     "NEVER_ON_LISTEN",
     "acknowledgement_problem",
     "closing_result",
     "filter_allows",
     "is_subset",
-    "received_problem",
+    "receive_on_stream",
     "sending_problem",
     "stamp_subscription_id",
     "subscription_id_of",
 ]
 
-LISTEN: Final = "subscriptions/listen"
 LISTEN_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 _RESOURCE_UPDATED: Final = "notifications/resources/updated"
 # The filter flag each list_changed notification needs.
@@ -91,12 +89,18 @@ def sending_problem(stream: IncomingRequest, method: str) -> str | None:
     return None
 
 
-def received_problem(stream: OutgoingRequest | None, method: str) -> str | None:
-    """Client: why a notification naming ``stream`` is not believed, or None."""
-    if stream is None or stream.spec.name != LISTEN:
+def receive_on_stream(stream: OutgoingRequest | None, method: str, params: Any) -> str | None:
+    """Client: take in a notification naming ``stream``; why it is not believed, or None.
+
+    An acknowledgement that is believed records the filter the server honours.
+    """
+    if stream is None or not stream.spec.opens_stream:
         return "Notification for an unknown subscription"
     if method == LISTEN_ACKNOWLEDGED:
-        return None if stream.honoured_filter is None else "Subscription acknowledged twice"
+        if stream.honoured_filter is not None:
+            return "Subscription acknowledged twice"
+        stream.honoured_filter = params.notifications
+        return None
     if stream.honoured_filter is None:
         # "No notification may precede" the acknowledgement (2026-07-28).
         return "Notification before the acknowledgement"

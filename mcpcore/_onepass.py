@@ -17,15 +17,33 @@ never behaviour; `tests/core/test_fuzz.py` checks that.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Union
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, Literal, Protocol, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
-if TYPE_CHECKING:
-    from mcpcore.methods import MethodSpec
+__all__ = ["Call", "build_call_decoder", "build_result_decoder"]
 
-__all__ = ["build_call_decoder", "build_result_decoder"]
+
+class Call(Protocol):
+    """What the call decoder reads of a method (a `mcpcore.methods.MethodSpec` is one)."""
+
+    @property
+    def name(self) -> str:
+        """The method name: the tag a message of it carries."""
+
+    @property
+    def params_type(self) -> Any:
+        """The type its ``params`` decode into."""
+
+    @property
+    def params_decode(self) -> Callable[[bytes], Any] | None:
+        """A custom ``params`` decoder, for types msgspec can't decode alone."""
+
+    @property
+    def is_request(self) -> bool:
+        """True for a request, False for a notification."""
 
 
 class _Request(
@@ -45,10 +63,10 @@ class _Notification(
     id: ClassVar[None] = None
 
 
-def build_call_decoder(specs: list[MethodSpec]) -> msgspec.json.Decoder[Any]:
+def build_call_decoder(specs: Iterable[Call]) -> msgspec.json.Decoder[Any]:
     """One decoder for a valid request or notification of any of ``specs``.
 
-    A decoded message has ``spec`` (its `MethodSpec`), ``id`` (None for a
+    A decoded message has ``spec`` (the one of ``specs`` it is), ``id`` (None for a
     notification) and ``params`` (typed, or UNSET when absent). A message it can't
     decode raises `msgspec.DecodeError`: take the general path. The input must already
     be known to be UTF-8 (msgspec does not check the strings it skips).
@@ -72,8 +90,8 @@ def build_call_decoder(specs: list[MethodSpec]) -> msgspec.json.Decoder[Any]:
     return msgspec.json.Decoder(Union[tuple(members)])  # noqa: UP007
 
 
-def build_result_decoder(spec: MethodSpec) -> msgspec.json.Decoder[Any]:
-    """One decoder for a whole successful response to a ``spec`` request.
+def build_result_decoder(method: str, result_type: Any) -> msgspec.json.Decoder[Any]:
+    """One decoder for a whole successful response to a ``method`` request.
 
     The decoded message has ``id`` and ``result`` (typed). It is as strict as the call
     decoder: ``jsonrpc`` must be ``"2.0"`` and no other member is allowed, so an error
@@ -81,8 +99,8 @@ def build_result_decoder(spec: MethodSpec) -> msgspec.json.Decoder[Any]:
     read by the general path.
     """
     message_type = msgspec.defstruct(
-        f"_{spec.name}_result",
-        [("jsonrpc", Literal["2.0"]), ("id", int | str), ("result", spec.result_type)],
+        f"_{method}_result",
+        [("jsonrpc", Literal["2.0"]), ("id", int | str), ("result", result_type)],
         kw_only=True,
         forbid_unknown_fields=True,
         gc=False,

@@ -37,6 +37,22 @@ class Direction(enum.Flag):
     BOTH = CLIENT_TO_SERVER | SERVER_TO_CLIENT
 
 
+class _Decoders:
+    """The decoders of one `MethodSpec`, each built on first use.
+
+    Building all of them at import would cost more than the rest of ``import mcpcore``
+    together. A spec holds one of these from its creation; only this cache changes,
+    never what the spec says.
+    """
+
+    __slots__ = ("params", "response", "result")
+
+    def __init__(self) -> None:
+        self.params: msgspec.json.Decoder[Any] | None = None
+        self.result: msgspec.json.Decoder[Any] | None = None
+        self.response: msgspec.json.Decoder[Any] | None = None
+
+
 # eq=False: a spec is compared and hashed by identity, which is what the tables that
 # key on it need, and far cheaper than hashing every field.
 @dataclass(frozen=True, slots=True, eq=False)
@@ -59,6 +75,11 @@ class MethodSpec:
             ("ONLY for tools/call, resources/read and prompts/get", 2026-07-28 mrtr).
         cacheable: Whether a 2026-07-28 result carries ``ttlMs`` and ``cacheScope``
             (2026-07-28 server/utilities/caching).
+        opens_stream: Whether the request opens a 2026-07-28 listen stream
+            (``subscriptions/listen``): the server acknowledges it, delivers the
+            notifications its filter asks for on it, and ends it with the result
+            (2026-07-28 basic/patterns/subscriptions). Its params carry the filter as
+            ``notifications``.
         params_decode: A custom decoder for ``params``, for a ``params_type`` msgspec
             can't decode by itself (elicitation's form-or-URL union). It raises
             `msgspec.DecodeError` (or its subclass ValidationError) on bad input.
@@ -73,27 +94,18 @@ class MethodSpec:
     capability_since: str | None = None
     input_required: bool = False
     cacheable: bool = False
+    opens_stream: bool = False
     params_decode: Callable[[bytes], Any] | None = field(default=None, repr=False)
-    # Each decoder is built once, on first use: building all of them at import would
-    # cost more than the rest of `import mcpcore` together.
-    _params_decoder: msgspec.json.Decoder[Any] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-    _result_decoder: msgspec.json.Decoder[Any] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
-    _response_decoder: msgspec.json.Decoder[Any] | None = field(
-        default=None, init=False, repr=False, compare=False
-    )
+    _decoders: _Decoders = field(default_factory=_Decoders, init=False, repr=False)
 
     def decode_params(self, raw: bytes) -> Any:
         """Decode ``params``; raises `msgspec.DecodeError` when they are not valid."""
-        decoder = self._params_decoder
+        decoders = self._decoders
+        decoder = decoders.params
         if decoder is None:
             if self.params_decode is not None:
                 return self.params_decode(raw)
-            decoder = decoder_for(self.params_type)
-            object.__setattr__(self, "_params_decoder", decoder)
+            decoder = decoders.params = decoder_for(self.params_type)
         return decoder.decode(raw)
 
     def read_params(self, raw: bytes | UnsetType) -> Any:
@@ -109,12 +121,12 @@ class MethodSpec:
 
     def decode_result(self, raw: bytes) -> Any:
         """Decode a result; raises `msgspec.DecodeError` when it is not valid."""
-        decoder = self._result_decoder
+        decoders = self._decoders
+        decoder = decoders.result
         if decoder is None:
             if self.result_type is None:
                 raise TypeError(f"{self.name} is a notification: it has no result")
-            decoder = decoder_for(self.result_type)
-            object.__setattr__(self, "_result_decoder", decoder)
+            decoder = decoders.result = decoder_for(self.result_type)
         return decoder.decode(raw)
 
     def decode_result_message(self, data: bytes) -> Any:
@@ -122,10 +134,10 @@ class MethodSpec:
 
         Raises `msgspec.DecodeError` for anything else (see `mcpcore._onepass`).
         """
-        decoder = self._response_decoder
+        decoders = self._decoders
+        decoder = decoders.response
         if decoder is None:
-            decoder = build_result_decoder(self)
-            object.__setattr__(self, "_response_decoder", decoder)
+            decoder = decoders.response = build_result_decoder(self.name, self.result_type)
         return decoder.decode(data)
 
     @property
@@ -197,7 +209,7 @@ class MethodTable(Mapping[str, MethodSpec]):
         """
         decoder = self._call_decoder
         if decoder is None:
-            decoder = self._call_decoder = build_call_decoder(list(self._specs.values()))
+            decoder = self._call_decoder = build_call_decoder(self._specs.values())
         return decoder
 
     def with_methods(self, *specs: MethodSpec) -> MethodTable:
@@ -346,6 +358,7 @@ DEFAULT_METHODS = MethodTable(
             types.SubscriptionsListenResult,
             _C2S,
             versions=_MODERN,
+            opens_stream=True,
         ),
         # Server-to-client requests (legacy; 2026-07-28 asks for input through MRTR).
         _request(

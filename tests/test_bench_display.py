@@ -163,6 +163,21 @@ def test_the_chart_is_a_png_with_a_panel_per_transport(tmp_path: Path) -> None:
     assert len(data) > 10_000
 
 
+def test_the_chart_draws_the_rows_with_busy_polling_off_only() -> None:
+    from bench._plot import _series
+
+    off = row("stdio", "legacy", 1, {"mcpcore": 100.0, "ceiling": 200.0})
+    off["parameters"]["busy_poll_seconds"] = 0.0
+    on = row("stdio", "legacy", 1, {"mcpcore": 300.0, "ceiling": 400.0})
+    on["parameters"]["busy_poll_seconds"] = 0.0005
+    swept = row("stdio", "legacy", 8, {"mcpcore": 500.0, "ceiling": 600.0})
+    series = _series([off, on, swept], "stdio")
+    assert series == {
+        ("mcpcore", "legacy"): [(1, 100.0), (8, 500.0)],
+        ("ceiling", "legacy"): [(1, 200.0), (8, 600.0)],
+    }
+
+
 def test_without_matplotlib_the_chart_error_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -1,4 +1,5 @@
-"""The process layers' harness: a comparison that falls over costs its own columns only."""
+"""The process layers' harness: a comparison that falls over costs its own columns only,
+and a row measured with busy polling on sits next to its row with it off."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ class FakeThread:
 
     #: Whether the next batches fail, by variant name (set by `run`).
     broken: ClassVar[dict[str, bool]] = {}
+    #: Each batch run: the variant's name and its callers.
+    batches: ClassVar[list[tuple[str, int]]] = []
 
     def __init__(
         self, name: str, opener: Any, batch: Callable[[Any], Coroutine[Any, Any, list[str]]]
@@ -42,13 +45,15 @@ class FakeThread:
     def operation(self) -> list[str]:
         if FakeThread.broken.get(self.name):
             raise BenchmarkError(f"{self.name}: the client failed: ReadError('')")
-        return asyncio.run(self.batch(None))  # (the batch records the latencies)
+        results = asyncio.run(self.batch(None))  # (the batch records the latencies)
+        FakeThread.batches.append((self.name, len(results)))
+        return results
 
     def close(self) -> None:
         pass
 
 
-def variant(name: str, column: str) -> ProcessVariant:
+def variant(name: str, column: str, busy_poll: float | None = 0.0) -> ProcessVariant:
     async def call(client: Any) -> Any:
         return ANSWER
 
@@ -67,6 +72,7 @@ def variant(name: str, column: str) -> ProcessVariant:
         call=call,
         text_of=str,
         gather=gather,
+        busy_poll=busy_poll,
     )
 
 
@@ -89,7 +95,7 @@ def run(variants: list[ProcessVariant], breaking_client: str) -> list[Any]:
             workloads=workloads,
             variants=variants,
             expected_text=ANSWER,
-            row_name=lambda workload, era: f"{workload.key}, {era}",
+            row_name=lambda key, era: f"{key}, {era}",
             sizes=lambda era: 1,
             notes=lambda workload, era: [],
             unavailable=(),
@@ -111,3 +117,56 @@ def test_a_failing_comparison_is_left_out_from_that_point_on() -> None:
 def test_mcpcore_failing_still_fails_the_layer() -> None:
     with pytest.raises(BenchmarkError, match="mcpcore legacy: the client failed"):
         run([variant("mcpcore legacy", "mcpcore"), variant("sdk legacy", "sdk")], "mcpcore legacy")
+
+
+def test_a_row_with_busy_polling_on_sits_next_to_its_row_with_it_off() -> None:
+    budget = 0.000321
+    context = Context(
+        Settings(repeat=2, target_seconds=0.001, quick=True), Availability(), busy_poll=budget
+    )
+    workloads = [
+        Workload("sequential", 1, (1, 1), (), with_busy_poll=True),
+        Workload("8 in flight", 8, (1, 1), ()),
+    ]
+    variants = [
+        variant("mcpcore off", "mcpcore"),
+        variant("sdk", "sdk", busy_poll=None),  # (it can't busy-poll: in every row)
+        variant("ceiling off", "ceiling"),
+        variant("mcpcore on", "mcpcore", busy_poll=budget),
+        variant("ceiling on", "ceiling", busy_poll=budget),
+    ]
+    FakeThread.batches.clear()
+    rows = measure_rows(
+        context,
+        layer="fake",
+        label="tools/call",
+        workloads=workloads,
+        variants=variants,
+        expected_text=ANSWER,
+        row_name=lambda key, era: f"{key}, {era}",
+        sizes=lambda era: 1,
+        notes=lambda workload, era: [],
+        unavailable=(),
+    )
+    assert [row.name for row in rows] == [
+        "sequential, legacy",
+        "sequential, busy poll 321 µs, legacy",
+        "8 in flight, legacy",
+    ]
+    assert [row.parameters["busy_poll_seconds"] for row in rows] == [0.0, budget, 0.0]
+    off, on, swept = rows
+    for row in rows:
+        assert set(row.values) == {"mcpcore", "sdk", "ceiling"}, row.name
+    # The SDK was measured once, for both rows; the rows say who spins and who can't.
+    assert on.samples["sdk"] == off.samples["sdk"]
+    assert [note for note in on.notes if "busy polling on" in note] == [
+        "busy polling on: mcpcore and ceiling, client and server alike, spin up to 321 µs "
+        "on the descriptors their peer writes to before their event loop sleeps "
+        "(transports.BusyPolling)"
+    ]
+    assert any(note.startswith("sdk: does not busy-poll") for note in on.notes)
+    assert not any("busy" in note for note in off.notes + swept.notes)
+    # The busy-polling variants ran one call at a time only, never in the sweep.
+    swept_by = {name for name, callers in FakeThread.batches if callers == 8}
+    assert swept_by == {"mcpcore off", "sdk", "ceiling off"}
+    assert {name for name, _ in FakeThread.batches} == {variant.name for variant in variants}

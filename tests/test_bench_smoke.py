@@ -152,7 +152,7 @@ def test_quick_run_reports_every_workload_and_draws_the_chart(tmp_path: Path) ->
 def assert_websocket_rows(document: dict[str, Any]) -> None:
     """WebSocket: mcpcore against the bare wsproto ceiling, the issue's targets."""
     rows = [w for w in document["workloads"] if w["layer"] == "websocket"]
-    assert len(rows) == 4
+    assert len(rows) == 6  # sequential with busy polling off and on, 8 in flight; per era
     for workload in rows:
         name = workload["name"]
         assert workload["values"]["ceiling"] > 0, name
@@ -167,11 +167,32 @@ def assert_websocket_rows(document: dict[str, Any]) -> None:
         assert len(latency) == ("sequential" in name), name
 
 
+def assert_busy_poll_rows(document: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """Every row says its busy-poll policy; each sequential row has a twin with it on."""
+    budget = document["busy_poll_on_rows_seconds"]
+    assert budget > 0  # (the recommended budget, by default)
+    words = f", busy poll {budget * 1e6:g} µs"
+    names = {w["name"] for w in rows}
+    for workload in rows:
+        name, parameters = workload["name"], workload["parameters"]
+        spinning = parameters["busy_poll_seconds"]
+        assert spinning in (0.0, budget), name
+        assert (words in name) is (spinning > 0), name
+        assert (spinning > 0) <= (parameters["in_flight"] == 1), name
+        if parameters["in_flight"] == 1 and spinning == 0:
+            # ("sequential" or "sequential, 1 connection", then the era)
+            key, _, era = name.rpartition(", ")
+            assert f"{key}{words}, {era}" in names, name
+        busy = [note for note in workload["notes"] if note.startswith("busy polling on")]
+        assert len(busy) == (spinning > 0), name
+
+
 def assert_process_rows(document: dict[str, Any]) -> None:
     """stdio, HTTP (both reply modes), WebSocket: the raw ceiling always runs, the
     sequential rows carry latencies, every row says what it measured."""
     rows = [w for w in document["workloads"] if w["layer"] in ("stdio", "http", "websocket")]
-    assert len(rows) == 16
+    assert len(rows) == 24
+    assert_busy_poll_rows(document, rows)
     points: dict[str, set[int]] = {}
     for workload in rows:
         name = workload["name"]
@@ -218,7 +239,7 @@ def test_without_the_optional_libraries_their_columns_are_na(tmp_path: Path) -> 
     assert tools_call["values"]["orjson"] is None
     assert "n/a" in table
     stdio = [w for w in document["workloads"] if w["layer"] == "stdio"]
-    assert len(stdio) == 4
+    assert len(stdio) == 6  # sequential with busy polling off and on, 8 in flight; per era
     for workload in stdio:
         assert workload["values"]["ceiling"] > 0, workload["name"]
 

@@ -78,6 +78,9 @@ def test_storms_and_large_layers_report_every_workload(tmp_path: Path) -> None:
         assert workload["samples"]["mcpcore"], name
         assert_compared(workload, "sdk", SDK_INSTALLED)
         assert not any("n/a:" in note for note in workload["notes"]), workload["notes"]
+        # Over stdio, busy polling off (the library's default), the ceiling's too.
+        if "over stdio" in name:
+            assert workload["parameters"]["busy_poll_seconds"] == 0.0, name
 
     progress = workloads[PROGRESS_ROW]
     assert progress["unit"] == "msg/s"

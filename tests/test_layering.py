@@ -167,3 +167,100 @@ def test_applications_use_the_public_transports_api(path: Path) -> None:
         and not any(name.startswith(allowed) for allowed in PRIVATE_DRIVER_MODULES_USED)
     }
     assert not private, f"{path} imports private {sorted(private)}"
+
+
+# ------------------------------------------------------- no cycles inside the core
+
+
+def core_modules() -> dict[str, Path]:
+    """Every module under mcpcore/, by dotted name (a package by its own name)."""
+    modules = {}
+    for path in CORE_FILES:
+        parts = list(path.relative_to(CORE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def import_edges(name: str, source: str, known: set[str], *, is_package: bool) -> set[str]:
+    """The core modules ``name`` imports: anywhere in ``source``, TYPE_CHECKING included.
+
+    ``from package import name`` is an edge to the submodule when ``name`` is one, else
+    to the package. Importing a submodule runs its parent packages first, but that is
+    Python's own order, not a dependency of ours, so it is not an edge.
+    """
+    package = name if is_package else name.rpartition(".")[0]
+    edges: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            edges.update(alias.name for alias in node.names if alias.name in known)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            for alias in node.names:
+                if f"{target}.{alias.name}" in known:
+                    edges.add(f"{target}.{alias.name}")
+                elif target in known:
+                    edges.add(target)
+    edges.discard(name)
+    return edges
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph``, as the modules along it, or None."""
+    done: set[str] = set()
+    for start in sorted(graph):
+        path: list[str] = []
+        on_path: set[str] = set()
+        stack = [(start, iter(sorted(graph[start])))]
+        if start in done:
+            continue
+        path.append(start)
+        on_path.add(start)
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                path.pop()
+                on_path.discard(node)
+                done.add(node)
+            elif child in on_path:
+                return [*path[path.index(child) :], child]
+            elif child not in done:
+                stack.append((child, iter(sorted(graph[child]))))
+                path.append(child)
+                on_path.add(child)
+    return None
+
+
+def test_the_core_modules_form_no_import_cycle() -> None:
+    # One concept per module, each importing only modules below it: a cycle (even one
+    # hidden behind TYPE_CHECKING or inside a function) means two half-concepts.
+    modules = core_modules()
+    known = set(modules)
+    graph = {
+        name: import_edges(name, path.read_text(), known, is_package=path.name == "__init__.py")
+        for name, path in modules.items()
+    }
+    assert sum(len(edges) for edges in graph.values()) > 100  # (the checker sees imports)
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph) or [])
+
+
+def test_the_cycle_checker_finds_a_cycle() -> None:
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+    hidden = (
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n"
+        "    from mcpcore.methods import MethodSpec\n"
+        "def late():\n"
+        "    from . import _state\n"
+    )
+    known = {"mcpcore.methods", "mcpcore._state", "mcpcore._probe"}
+    edges = import_edges("mcpcore._probe", hidden, known, is_package=False)
+    assert edges == {"mcpcore.methods", "mcpcore._state"}

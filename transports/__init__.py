@@ -62,7 +62,7 @@ from transports._http.server import (
 from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
 from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
 from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling
+from transports._runtime.busypoll import RECOMMENDED_BUSY_POLL, BusyPolling
 from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
 from transports._runtime.writer import MAX_QUEUED_MESSAGES
 from transports._stdio.client import StderrOption, StdioClient, open_stdio_client
@@ -79,7 +79,6 @@ from transports._websocket.listener import DEFAULT_PATH as DEFAULT_WEBSOCKET_PAT
 __all__ = [
     "BODY_TIMEOUT",
     "CONNECT_TIMEOUT",
-    "DEFAULT_BUSY_POLL",
     "DEFAULT_HTTP_PATH",
     "DEFAULT_TIMEOUT",
     "DEFAULT_WEBSOCKET_PATH",
@@ -103,6 +102,7 @@ __all__ = [
     "MAX_WAITING_REQUESTS",
     "MAX_WEBSOCKET_MESSAGE_SIZE",
     "PARTIAL_FLOOR",
+    "RECOMMENDED_BUSY_POLL",
     "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",

@@ -38,7 +38,7 @@ from mcpcore.client._listen import FilterComparison, compare_acknowledgement
 from mcpcore.client._mrtr import MAX_INPUT_ROUNDS
 from mcpcore.client._pagination import MAX_PAGES
 from mcpcore.client._protocols import Outcome, Requester
-from mcpcore.client.session import ClientSession
+from mcpcore.client._session import ClientSession
 
 __all__ = [
     "CACHEABLE_METHODS",

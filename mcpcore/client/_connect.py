@@ -19,7 +19,7 @@ from mcpcore.client._core import SessionCore
 from mcpcore.client._era import (
     DEFAULT_PROBE_TIMEOUT,
     MAX_PROBES,
-    Step,
+    ProbeAction,
     Verdict,
     best_version,
     judge_handshake_error,
@@ -29,7 +29,6 @@ from mcpcore.client._errors import IncompatibleServerError, InvalidServerRespons
 from mcpcore.errors import LocalProtocolError
 from mcpcore.events import ErrorReceived, InvalidResponse, ResponseReceived
 from mcpcore.types import (
-    DiscoverResult,
     InitializeRequestParams,
     InitializeResult,
     RequestId,
@@ -93,7 +92,8 @@ class Connecting(SessionCore):
         else:
             raise ValueError(f"mode must be 'auto', 'legacy' or 'modern', not {mode!r}")
         era = self.era  # (not self._connection.era, which mypy narrowed to None above)
-        assert era is not None
+        if era is None:
+            raise AssertionError("unreachable: every mode chooses an era or raises")
         return era
 
     async def _connect_auto(self, probe_timeout: float | None, timeout: float | None) -> None:
@@ -110,16 +110,13 @@ class Connecting(SessionCore):
             probes += 1
             outcome = await self._probe(version, probe_timeout)
             verdict = judge_probe(outcome, ours, may_reprobe=probes < MAX_PROBES)
-            if verdict.step is Step.MODERN:
-                assert isinstance(outcome, ResponseReceived)
-                assert verdict.version is not None
-                self._adopt(outcome.result, verdict.version)
+            if verdict.action is ProbeAction.MODERN:
+                self._adopt(verdict)
                 return
-            if verdict.step is Step.REPROBE:
-                assert verdict.version is not None
-                version = verdict.version
+            if verdict.action is ProbeAction.REPROBE:
+                version = verdict.version_to_use()
                 continue
-            if verdict.step is Step.INCOMPATIBLE:
+            if verdict.action is ProbeAction.INCOMPATIBLE:
                 raise IncompatibleServerError(verdict.reason, verdict.supported)
             if proven_modern:
                 raise _failure(outcome, verdict)
@@ -134,9 +131,8 @@ class Connecting(SessionCore):
             reprobe = await self._handshake(timeout, may_reprobe=probes < MAX_PROBES)
             if reprobe is None:
                 return
-            assert reprobe.version is not None
             proven_modern = True
-            version = reprobe.version
+            version = reprobe.version_to_use()
 
     async def _connect_modern(self, probe_timeout: float | None, *, discover: bool) -> None:
         ours = self._connection.supported_versions
@@ -149,15 +145,12 @@ class Connecting(SessionCore):
         for probe in range(1, MAX_PROBES + 1):
             outcome = await self._probe(version, probe_timeout)
             verdict = judge_probe(outcome, ours, may_reprobe=probe < MAX_PROBES)
-            if verdict.step is Step.MODERN:
-                assert isinstance(outcome, ResponseReceived)
-                assert verdict.version is not None
-                self._adopt(outcome.result, verdict.version)
+            if verdict.action is ProbeAction.MODERN:
+                self._adopt(verdict)
                 return
-            if verdict.step is not Step.REPROBE:
+            if verdict.action is not ProbeAction.REPROBE:
                 raise _failure(outcome, verdict)
-            assert verdict.version is not None
-            version = verdict.version
+            version = verdict.version_to_use()
         raise AssertionError("unreachable: the last probe may not re-probe")
 
     async def _probe(self, version: str, timeout: float | None) -> _ProbeOutcome:
@@ -179,8 +172,11 @@ class Connecting(SessionCore):
             if data is not None:
                 await self._requester.send(data)
 
-    def _adopt(self, result: DiscoverResult, version: str) -> None:
-        """Speak ``version`` (the best mutual one) and take in the DiscoverResult."""
+    def _adopt(self, verdict: Verdict) -> None:
+        """Speak the verdict's version (the best mutual one); take in its DiscoverResult."""
+        version, result = verdict.version_to_use(), verdict.discovered
+        if result is None:  # (judge_probe says MODERN only with the server's answer)
+            raise ValueError("a modern verdict without the server's DiscoverResult")
         if self._connection.protocol_version != version:
             self._connection.start_modern(version)
         self._adopt_discovery(result)
@@ -190,7 +186,7 @@ class Connecting(SessionCore):
         """Run ``initialize`` and send ``notifications/initialized``.
 
         Returns:
-            None once the handshake is complete; a `Step.REPROBE` verdict when the
+            None once the handshake is complete; a `ProbeAction.REPROBE` verdict when the
             server answered -32022 naming a modern version we speak.
         """
         connection = self._connection
@@ -208,13 +204,14 @@ class Connecting(SessionCore):
             verdict = judge_handshake_error(outcome.error, ours, may_reprobe=may_reprobe)
             if verdict is None:
                 raise McpError.from_error(outcome.error, "initialize")
-            if verdict.step is Step.INCOMPATIBLE:
+            if verdict.action is ProbeAction.INCOMPATIBLE:
                 raise IncompatibleServerError(verdict.reason, verdict.supported)
             return verdict
         if isinstance(outcome, InvalidResponse):
             raise InvalidServerResponseError("initialize", outcome.message)
         result = outcome.result
-        assert isinstance(result, InitializeResult)  # the Connection decoded it so
+        if not isinstance(result, InitializeResult):  # (a method table's own initialize)
+            raise InvalidServerResponseError("initialize", "the result is not an InitializeResult")
         self._server_capabilities = result.capabilities
         self._server_info = result.server_info
         self._instructions = (

@@ -4,7 +4,7 @@
 the callbacks and the capabilities they imply, what the server said about itself, the
 log level, the cache) and sends a request: build it with the Connection, let the
 driver carry it, turn the event that ends it into a result or an exception.
-`mcpcore.client._connect` adds choosing the era; `mcpcore.client.session` the methods.
+`mcpcore.client._connect` adds choosing the era; `mcpcore.client._session` the methods.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any, TypeVar
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from mcpcore._state import Phase, Role
+from mcpcore._connection import Connection
+from mcpcore._state import Phase, Side
 from mcpcore.client._cache import ResultCache
 from mcpcore.client._callbacks import ClientCallbacks
 from mcpcore.client._errors import InvalidServerResponseError, McpError
 from mcpcore.client._protocols import Outcome, Requester
-from mcpcore.connection import Connection
 from mcpcore.errors import LocalProtocolError
 from mcpcore.events import ErrorReceived, InvalidResponse, ResponseReceived
 from mcpcore.types import (
@@ -59,7 +59,7 @@ class SessionCore:
         self._capabilities = self._callbacks.capabilities()
         if connection is None:
             connection = Connection(
-                Role.CLIENT,
+                Side.CLIENT,
                 supported_versions=supported_versions or ALL_VERSIONS,
                 capabilities=self._capabilities,
                 implementation=client_info,
@@ -224,7 +224,7 @@ def _check_connection(
     supported_versions: tuple[str, ...] | None,
 ) -> None:
     """A Connection given to a session must say what the session's callbacks declare."""
-    if connection.our_role is not Role.CLIENT or connection.phase is not Phase.IDLE:
+    if connection.our_role is not Side.CLIENT or connection.phase is not Phase.IDLE:
         raise ValueError("a session needs a fresh client Connection")
     if connection.capabilities != capabilities:
         raise ValueError(

@@ -37,7 +37,7 @@ from mcpcore.versions import ALL_VERSIONS, Era, era_of
 __all__ = [
     "DEFAULT_PROBE_TIMEOUT",
     "MAX_PROBES",
-    "Step",
+    "ProbeAction",
     "Verdict",
     "best_version",
     "judge_handshake_error",
@@ -57,7 +57,7 @@ MAX_PROBES: Final = 2
 _ORDER: Final = {version: index for index, version in enumerate(ALL_VERSIONS)}
 
 
-class Step(enum.Enum):
+class ProbeAction(enum.Enum):
     """What to do after a probe or a failed handshake."""
 
     #: Speak 2026-07-28 (at `Verdict.version`).
@@ -75,16 +75,29 @@ class Verdict:
     """One decision of the era table.
 
     Attributes:
-        step: What to do.
+        action: What to do.
         reason: Why, in words (for errors and debugging).
-        version: The version to speak or probe at (`Step.MODERN`, `Step.REPROBE`).
+        version: The version to speak or probe at (`ProbeAction.MODERN`,
+            `ProbeAction.REPROBE`).
         supported: The versions the server named, when it named any.
+        discovered: `ProbeAction.MODERN` after a probe: the server's answer.
     """
 
-    step: Step
+    action: ProbeAction
     reason: str
     version: str | None = None
     supported: tuple[str, ...] = ()
+    discovered: DiscoverResult | None = None
+
+    def version_to_use(self) -> str:
+        """The version a `ProbeAction.MODERN` or `ProbeAction.REPROBE` verdict names.
+
+        Raises:
+            ValueError: The verdict names none (any other action).
+        """
+        if self.version is None:
+            raise ValueError(f"a {self.action.value} verdict names no version")
+        return self.version
 
 
 def best_version(candidates: Iterable[str], ours: Iterable[str], era: Era) -> str | None:
@@ -121,36 +134,47 @@ def judge_probe(
         may_reprobe: Whether another probe is allowed (`MAX_PROBES`).
 
     Returns:
-        The verdict; `Step.INCOMPATIBLE` only for a -32022 naming versions we don't speak.
+        The verdict; `ProbeAction.INCOMPATIBLE` only for a -32022 naming versions we don't speak.
     """
     if isinstance(outcome, ResponseReceived):
-        result = outcome.result
-        if not isinstance(result, DiscoverResult):
-            return Verdict(Step.LEGACY, "the probe's result is not a DiscoverResult")
-        advertised = tuple(result.supported_versions)
-        version = best_version(advertised, ours, Era.MODERN)
-        if version is None:
-            reason = "the DiscoverResult lists no modern version we speak"
-            return Verdict(Step.LEGACY, reason, None, advertised)
-        return Verdict(Step.MODERN, "the server answered server/discover", version, advertised)
+        return _judge_discovery(outcome.result, ours)
     if isinstance(outcome, TimeoutError):
-        return Verdict(Step.LEGACY, "the probe timed out")
+        return Verdict(ProbeAction.LEGACY, "the probe timed out")
     if isinstance(outcome, InvalidResponse):
-        return Verdict(Step.LEGACY, f"the probe's answer is unusable: {outcome.message}")
-    error = outcome.error
+        return Verdict(ProbeAction.LEGACY, f"the probe's answer is unusable: {outcome.message}")
+    return _judge_probe_error(outcome.error, ours, may_reprobe=may_reprobe)
+
+
+def _judge_discovery(result: object, ours: tuple[str, ...]) -> Verdict:
+    """`judge_probe` for a probe answered with a result."""
+    if not isinstance(result, DiscoverResult):
+        return Verdict(ProbeAction.LEGACY, "the probe's result is not a DiscoverResult")
+    advertised = tuple(result.supported_versions)
+    version = best_version(advertised, ours, Era.MODERN)
+    if version is None:
+        reason = "the DiscoverResult lists no modern version we speak"
+        return Verdict(ProbeAction.LEGACY, reason, None, advertised)
+    reason = "the server answered server/discover"
+    return Verdict(ProbeAction.MODERN, reason, version, advertised, result)
+
+
+def _judge_probe_error(error: Error, ours: tuple[str, ...], *, may_reprobe: bool) -> Verdict:
+    """`judge_probe` for a probe answered with an error."""
     if error.code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
-        return Verdict(Step.LEGACY, f"the probe was answered with error {error.code}")
+        return Verdict(ProbeAction.LEGACY, f"the probe was answered with error {error.code}")
     supported = supported_in_error(error)
     if not supported:
         # None (unreadable) or empty: no version named, so no evidence either way.
-        return Verdict(Step.LEGACY, "a -32022 naming no version")
+        return Verdict(ProbeAction.LEGACY, "a -32022 naming no version")
     modern = best_version(supported, ours, Era.MODERN)
     if modern is not None and may_reprobe:
-        return Verdict(Step.REPROBE, "-32022 names a modern version we speak", modern, supported)
+        reason = "-32022 names a modern version we speak"
+        return Verdict(ProbeAction.REPROBE, reason, modern, supported)
     if best_version(supported, ours, Era.LEGACY) is not None:
-        return Verdict(Step.LEGACY, "-32022 names a legacy version we speak", None, supported)
+        reason = "-32022 names a legacy version we speak"
+        return Verdict(ProbeAction.LEGACY, reason, None, supported)
     return Verdict(
-        Step.INCOMPATIBLE,
+        ProbeAction.INCOMPATIBLE,
         f"the server speaks {', '.join(supported)}; this client speaks {', '.join(ours)}",
         None,
         supported,
@@ -168,8 +192,8 @@ def judge_handshake_error(
         may_reprobe: Whether another probe is allowed (never in ``legacy`` mode).
 
     Returns:
-        `Step.REPROBE` for a -32022 naming a modern version we speak, when allowed;
-        `Step.INCOMPATIBLE` for a -32022 naming no version we speak at all; None when
+        `ProbeAction.REPROBE` for a -32022 naming a modern version we speak, when allowed;
+        `ProbeAction.INCOMPATIBLE` for a -32022 naming no version we speak at all; None when
         the error says nothing about eras (the handshake failed: raise the error).
     """
     if error.code != jsonrpc.UNSUPPORTED_PROTOCOL_VERSION:
@@ -177,7 +201,7 @@ def judge_handshake_error(
     supported = supported_in_error(error) or ()
     modern = best_version(supported, ours, Era.MODERN)
     if modern is not None and may_reprobe:
-        return Verdict(Step.REPROBE, "initialize got -32022 naming a modern version", modern)
+        return Verdict(ProbeAction.REPROBE, "initialize got -32022 naming a modern version", modern)
     if best_version(supported, ours, Era.LEGACY) is not None:
         return None  # it names a handshake version we speak: a confused server, not an era
     named = ", ".join(supported) or "no version"
@@ -185,4 +209,4 @@ def judge_handshake_error(
         reason = f"the server refuses the handshake: it speaks {named}, without a handshake"
     else:
         reason = f"the server refuses the handshake and names {named}; we speak {', '.join(ours)}"
-    return Verdict(Step.INCOMPATIBLE, reason, None, supported)
+    return Verdict(ProbeAction.INCOMPATIBLE, reason, None, supported)

@@ -103,18 +103,7 @@ async def answer_input_requests(
     check_input_requests(requests, callbacks, capabilities)
     responses: dict[str, InputResponse] = {}
     for key, request in requests.items():
-        answer: Any
-        expected: type[Any]
-        if isinstance(request, ElicitRequest):
-            assert callbacks.elicitation is not None  # checked above
-            answer, expected = await callbacks.elicitation(request.params), ElicitResult
-        elif isinstance(request, CreateMessageRequest):
-            assert callbacks.sampling is not None
-            answer, expected = await callbacks.sampling(request.params), CreateMessageResult
-        else:
-            assert isinstance(request, ListRootsRequest)
-            assert callbacks.roots is not None
-            answer, expected = await callbacks.roots(), ListRootsResult
+        answer, expected = await _answer(key, request, callbacks)
         if not isinstance(answer, expected):
             raise TypeError(
                 f"the {_method_of(request)} callback returned {type(answer).__name__}, "
@@ -122,6 +111,18 @@ async def answer_input_requests(
             )
         responses[key] = answer
     return responses
+
+
+async def _answer(key: str, request: Any, callbacks: ClientCallbacks) -> tuple[Any, type[Any]]:
+    """One input request's answer, from its callback, and the type it must have."""
+    if isinstance(request, ElicitRequest) and callbacks.elicitation is not None:
+        return await callbacks.elicitation(request.params), ElicitResult
+    if isinstance(request, CreateMessageRequest) and callbacks.sampling is not None:
+        return await callbacks.sampling(request.params), CreateMessageResult
+    if isinstance(request, ListRootsRequest) and callbacks.roots is not None:
+        return await callbacks.roots(), ListRootsResult
+    # (`check_input_requests` refuses these before any callback runs)
+    raise UnsupportedInputRequestError(key, _method_of(request), "no callback answers it")
 
 
 def retry_params(

@@ -15,9 +15,9 @@ from msgspec import UNSET
 
 from mcpcore import jsonrpc
 from mcpcore._capabilities import required_client_capabilities
+from mcpcore._connection import Connection
 from mcpcore.client._callbacks import ClientCallbacks
 from mcpcore.client._errors import McpError
-from mcpcore.connection import Connection
 from mcpcore.events import RequestReceived
 from mcpcore.types import (
     ClientCapabilities,
@@ -47,21 +47,9 @@ async def answer_server_request(
         # "The receiver MUST promptly reply with an empty response" (2024-11-05 ping).
         return connection.send_result(request_id, Result())
     callback, expected = _callback_for(callbacks, method)
-    if callback is None:
-        return connection.send_error(
-            request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}"
-        )
-    capabilities = connection.capabilities
-    declared = capabilities if isinstance(capabilities, ClientCapabilities) else None
-    if required_client_capabilities(method, event.params, declared) is not None:
-        # An elicitation mode or sampling tools we did not declare: "(C) returns -32602
-        # for an undeclared mode" (2025-11-25 client/elicitation), and "(C) MUST return
-        # an error" for undeclared tools (2025-11-25 client/sampling).
-        return connection.send_error(
-            request_id,
-            jsonrpc.INVALID_PARAMS,
-            f"Invalid params: {method} asks for a capability this client did not declare",
-        )
+    refusal = _refusal(connection, callback, event)
+    if refusal is not None:
+        return connection.send_error(request_id, *refusal)
     try:
         result = await (callback() if method == "roots/list" else callback(event.params))
     except McpError as error:
@@ -75,6 +63,26 @@ async def answer_server_request(
         )
         return _failed(connection, callbacks, event, wrong)
     return connection.send_result(request_id, result)
+
+
+def _refusal(
+    connection: Connection, callback: Any, event: RequestReceived
+) -> tuple[int, str] | None:
+    """The error (code, message) that answers a request no callback may take, or None."""
+    method = event.method
+    if callback is None:
+        return jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}"
+    capabilities = connection.capabilities
+    declared = capabilities if isinstance(capabilities, ClientCapabilities) else None
+    if required_client_capabilities(method, event.params, declared) is not None:
+        # An elicitation mode or sampling tools we did not declare: "(C) returns -32602
+        # for an undeclared mode" (2025-11-25 client/elicitation), and "(C) MUST return
+        # an error" for undeclared tools (2025-11-25 client/sampling).
+        return (
+            jsonrpc.INVALID_PARAMS,
+            f"Invalid params: {method} asks for a capability this client did not declare",
+        )
+    return None
 
 
 def _failed(

@@ -10,8 +10,8 @@ Every buffer here is bounded by a named limit, so a peer can cost us at most one
 message's worth of memory per stream.
 """
 
-from mcpcore.framing.ndjson import MAX_MESSAGE_SIZE, LineFramer, OversizedMessage, encode_lines
-from mcpcore.framing.sse import (
+from mcpcore.framing._ndjson import MAX_MESSAGE_SIZE, LineFramer, OversizedMessage, encode_lines
+from mcpcore.framing._sse import (
     MAX_EVENT_SIZE,
     SSEEvent,
     SSEEventTooLarge,

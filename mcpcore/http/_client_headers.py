@@ -169,10 +169,8 @@ def message_headers(
     Returns:
         ``(name, value)`` pairs, values ready for the wire.
     """
-    version = message.protocol_version
-    if version is not None:
-        method = message.method
-        assert method is not None  # (a protocol version is only read off a request)
+    version, method = message.protocol_version, message.method
+    if version is not None and method is not None:  # (a version is read off requests only)
         headers = [(PROTOCOL_VERSION_HEADER, version), (METHOD_HEADER, encode_value(method))]
         if message.name is not None:
             headers.append((NAME_HEADER, encode_value(message.name)))

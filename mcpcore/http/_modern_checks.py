@@ -35,7 +35,7 @@ import msgspec
 from msgspec import UNSET, Raw, UnsetType
 
 from mcpcore import jsonrpc
-from mcpcore._envelope import Rejection, read_modern_envelope
+from mcpcore._envelope import Rejection, missing_envelope, read_modern_envelope
 from mcpcore.http._names import METHOD_HEADER, NAME_FIELDS, NAME_HEADER, PROTOCOL_VERSION_HEADER
 from mcpcore.http._params import HeaderParam, check_param_headers
 from mcpcore.http._status import status_for_error
@@ -136,6 +136,15 @@ def check_modern_request(
         tool_header_params: A tool's `mcpcore.http.header_params` by tool name (empty
             for a tool that mirrors nothing, or one that does not exist).
     """
+    return _envelope_problem(request, header, supported_versions) or _header_problem(
+        request, header, tool_header_params
+    )
+
+
+def _envelope_problem(
+    request: ModernRequest, header: Callable[[str], str | None], supported_versions: tuple[str, ...]
+) -> HttpRejection | None:
+    """Checks 1-3: the envelope is there, the version header repeats it, it is valid."""
     request_id = request.id
     meta = request.meta
     if (
@@ -143,7 +152,7 @@ def check_modern_request(
         or PROTOCOL_VERSION_META_KEY not in meta
         or CLIENT_CAPABILITIES_META_KEY not in meta
     ):
-        return _refuse(read_modern_envelope(meta, supported_versions), request_id)
+        return _refuse(missing_envelope(meta), request_id)
     version_header = header(PROTOCOL_VERSION_HEADER)
     requested = meta[PROTOCOL_VERSION_META_KEY]
     if version_header is None or version_header.strip(_OWS) != requested:
@@ -153,24 +162,30 @@ def check_modern_request(
     envelope = read_modern_envelope(meta, supported_versions)
     if isinstance(envelope, Rejection):
         return _refuse(envelope, request_id)
-    method = request.method
+    return None
+
+
+def _header_problem(
+    request: ModernRequest,
+    header: Callable[[str], str | None],
+    tool_header_params: Callable[[str], tuple[HeaderParam, ...]],
+) -> HttpRejection | None:
+    """Checks 4-5: the method, name and parameter headers repeat the body."""
+    request_id, method = request.id, request.method
     method_header = header(METHOD_HEADER)
     if method_header is None or method_header.strip(_OWS) != method:
         return _mismatch(request_id, f"{METHOD_HEADER} does not match the method")
     field = NAME_FIELDS.get(method)
+    problem = None
     if field is not None:
         expected = request.name if field == "name" else request.uri
         if isinstance(expected, str):
             problem = _name_problem(header(NAME_HEADER), expected)
-            if problem is not None:
-                return _mismatch(request_id, problem)
-    if method == "tools/call" and isinstance(request.name, str):
+    if problem is None and method == "tools/call" and isinstance(request.name, str):
         params = tool_header_params(request.name)
         if params:
             problem = _param_problem(params, request.arguments, header)
-            if problem is not None:
-                return _mismatch(request_id, problem)
-    return None
+    return None if problem is None else _mismatch(request_id, problem)
 
 
 def _name_problem(raw: str | None, expected: str) -> str | None:
@@ -199,8 +214,7 @@ def _param_problem(
     return check_param_headers(params, arguments, header)
 
 
-def _refuse(rejection: Rejection | Any, request_id: RequestId | None) -> HttpRejection:
-    assert isinstance(rejection, Rejection)  # (a valid envelope is never refused)
+def _refuse(rejection: Rejection, request_id: RequestId | None) -> HttpRejection:
     return HttpRejection(
         status_for_error(rejection.code),
         rejection.code,

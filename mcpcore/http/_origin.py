@@ -20,7 +20,6 @@ an ``Origin`` whose host is an allowed host is allowed too, on http and https.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Final
 
 __all__ = [
@@ -73,9 +72,10 @@ def _authority_allowed(authority: str, hosts: frozenset[str], ports: frozenset[s
     return host in hosts or (port is not None and f"{host}:{port}" in ports)
 
 
-@dataclass(frozen=True)
 class OriginPolicy:
     """The hosts and origins a server answers to (see the module docstring).
+
+    Immutable: the entries are normalised once, here, and only read afterwards.
 
     Args:
         allowed_hosts: Host names (any port) or ``name:port`` entries; ``"*"`` allows
@@ -83,29 +83,56 @@ class OriginPolicy:
         allowed_origins: Exact ``Origin`` values allowed besides those on an allowed host.
     """
 
-    allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS
-    allowed_origins: Iterable[str] = ()
-    _any_host: bool = field(init=False, repr=False)
-    _hosts: frozenset[str] = field(init=False, repr=False)
-    _host_ports: frozenset[str] = field(init=False, repr=False)
-    _origins: frozenset[str] = field(init=False, repr=False)
+    __slots__ = (
+        "_allowed_hosts",
+        "_allowed_origins",
+        "_any_host",
+        "_host_ports",
+        "_hosts",
+        "_origins",
+    )
 
-    def __post_init__(self) -> None:
-        entries = [entry.strip().lower() for entry in self.allowed_hosts]
-        object.__setattr__(self, "allowed_hosts", tuple(entries))
-        object.__setattr__(self, "allowed_origins", tuple(self.allowed_origins))
-        object.__setattr__(self, "_any_host", _ANY in entries)
-        object.__setattr__(
-            self, "_hosts", frozenset(e for e in entries if split_host(e)[1] is None)
+    def __init__(
+        self,
+        allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS,
+        allowed_origins: Iterable[str] = (),
+    ) -> None:
+        entries = tuple(entry.strip().lower() for entry in allowed_hosts)
+        self._allowed_hosts: Final = entries
+        self._allowed_origins: Final = tuple(allowed_origins)
+        self._any_host: Final = _ANY in entries
+        self._hosts: Final = frozenset(e for e in entries if split_host(e)[1] is None)
+        self._host_ports: Final = frozenset(e for e in entries if split_host(e)[1] is not None)
+        self._origins: Final = frozenset(
+            origin.strip().lower().rstrip("/") for origin in self._allowed_origins
         )
-        object.__setattr__(
-            self, "_host_ports", frozenset(e for e in entries if split_host(e)[1] is not None)
+
+    @property
+    def allowed_hosts(self) -> tuple[str, ...]:
+        """The allowed host entries, lower-cased and stripped."""
+        return self._allowed_hosts
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        """The allowed ``Origin`` values, as given."""
+        return self._allowed_origins
+
+    def __repr__(self) -> str:
+        return (
+            f"OriginPolicy(allowed_hosts={self._allowed_hosts!r}, "
+            f"allowed_origins={self._allowed_origins!r})"
         )
-        object.__setattr__(
-            self,
-            "_origins",
-            frozenset(origin.strip().lower().rstrip("/") for origin in self.allowed_origins),
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, OriginPolicy):
+            return NotImplemented
+        return (self._allowed_hosts, self._allowed_origins) == (
+            other._allowed_hosts,
+            other._allowed_origins,
         )
+
+    def __hash__(self) -> int:
+        return hash((self._allowed_hosts, self._allowed_origins))
 
     def host_allowed(self, host: str | None) -> bool:
         """Whether a request with this ``Host`` header is for us (None: it had none)."""

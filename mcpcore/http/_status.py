@@ -79,7 +79,11 @@ def peek_message(data: bytes) -> PeekedMessage:
         return _error(data, position + len(_ERROR))
     if not data.startswith(_ID, position):
         return _UNKNOWN
-    position = _skip_id(data, position + len(_ID))
+    return _after_id(data, _skip_id(data, position + len(_ID)))
+
+
+def _after_id(data: bytes, position: int) -> PeekedMessage:
+    """The kind of a message whose id ends at ``position`` (-1: the id was unreadable)."""
     if position < 0:
         return _UNKNOWN
     if data.startswith(_RESULT, position):

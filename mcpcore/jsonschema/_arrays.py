@@ -23,6 +23,7 @@ from mcpcore.jsonschema._state import (
     _Path,
     _pointer,
     _report,
+    _tracked,
 )
 from mcpcore.jsonschema._values import _value_key
 
@@ -123,7 +124,7 @@ def _unevaluated_items(node: _Node) -> _Check:
     def check(
         instance: Any, path: _Path, budget: _Budget, issues: _Issues, notes: _Notes | None
     ) -> bool:
-        assert notes is not None  # the compiler turns tracking on for this keyword
+        notes = _tracked(notes)  # (the compiler turns tracking on for this keyword)
         if notes.all_items:
             return True
         valid = True

@@ -110,6 +110,11 @@ class _Compiler(_Document):
         known = self.bases.get(id(schema))
         base = known if known is not None else self._enter(schema, base, loc, register=False)
         self._build(node, schema, base, loc, depth)
+        if node.cost == 1:
+            # Nothing but ``type``: `_LeafNode`'s shorter path gives the same answers, so
+            # whoever asks from now on gets one. (A `$ref` cycle that closed on this node
+            # while it was being built keeps the general node: it answers alike.)
+            node = self.nodes[id(schema)] = _LeafNode.of(node)
         return node
 
     def _sub(self, schema: Mapping[str, Any], key: str, base: str, loc: str, depth: int) -> _Node:
@@ -162,8 +167,6 @@ class _Compiler(_Document):
         if "number" in node.typed:
             node.typed["integer"] = node.typed["number"]
         node.cost = 1 + len(generic) + sum(len(checks) for checks in by_kind.values())
-        if node.cost == 1:
-            node.__class__ = _LeafNode  # same slots; a `$ref` to it may already hold it
 
     def _ref(self, schema: Mapping[str, Any], base: str, loc: str, depth: int) -> _Check:
         target, target_base = self._resolve(schema["$ref"], base, loc)
@@ -249,29 +252,7 @@ class _Compiler(_Document):
         self, schema: Mapping[str, Any], base: str, loc: str, depth: int, checks: list[_Check]
     ) -> None:
         """Core §10.3.1 and §11.2, Validation §6.4 (draft-07: Validation §6.4)."""
-        prefix: list[_Node] = []
-        rest: _Node | None = None
-        keyword = "items"
-        items = schema.get("items")
-        if isinstance(items, (list, tuple)):
-            if not self.draft7:
-                raise SchemaError(
-                    f"{loc}/items must be a schema in 2020-12: use prefixItems, "
-                    "or declare draft-07 in $schema"
-                )
-            prefix = self._sub_list(schema, "items", base, loc, depth)
-            if "additionalItems" in schema:
-                rest, keyword = (
-                    self._sub(schema, "additionalItems", base, loc, depth),
-                    "additionalItems",
-                )
-        else:
-            if "prefixItems" in schema and not self.draft7:
-                prefix = self._sub_list(schema, "prefixItems", base, loc, depth)
-            if "items" in schema:
-                rest = self._sub(schema, "items", base, loc, depth)
-            if "additionalItems" in schema and self.draft7:
-                self._sub(schema, "additionalItems", base, loc, depth)  # ignored; still checked
+        prefix, rest, keyword = self._items(schema, base, loc, depth)
         if prefix or rest is not None:
             checks.append(_items(prefix, rest, keyword))
         # minContains/maxContains only qualify `contains` (Validation §6.4.4-5), and
@@ -296,6 +277,35 @@ class _Compiler(_Document):
             checks.append(
                 _unevaluated_items(self._sub(schema, "unevaluatedItems", base, loc, depth))
             )
+
+    def _items(
+        self, schema: Mapping[str, Any], base: str, loc: str, depth: int
+    ) -> tuple[list[_Node], _Node | None, str]:
+        """The positional item schemas, the schema of the rest, and the rest's keyword.
+
+        2020-12 spells them ``prefixItems`` and ``items``; draft-07 ``items`` (an array)
+        and ``additionalItems``.
+        """
+        prefix: list[_Node] = []
+        rest: _Node | None = None
+        if isinstance(schema.get("items"), (list, tuple)):
+            if not self.draft7:
+                raise SchemaError(
+                    f"{loc}/items must be a schema in 2020-12: use prefixItems, "
+                    "or declare draft-07 in $schema"
+                )
+            prefix = self._sub_list(schema, "items", base, loc, depth)
+            if "additionalItems" in schema:
+                rest = self._sub(schema, "additionalItems", base, loc, depth)
+                return prefix, rest, "additionalItems"
+            return prefix, None, "items"
+        if "prefixItems" in schema and not self.draft7:
+            prefix = self._sub_list(schema, "prefixItems", base, loc, depth)
+        if "items" in schema:
+            rest = self._sub(schema, "items", base, loc, depth)
+        if "additionalItems" in schema and self.draft7:
+            self._sub(schema, "additionalItems", base, loc, depth)  # ignored; still checked
+        return prefix, rest, "items"
 
     def _objects(
         self, schema: Mapping[str, Any], base: str, loc: str, depth: int, checks: list[_Check]

@@ -35,20 +35,25 @@ _KINDS: Final[Mapping[type, str]] = {
 TYPE_NAMES: Final = frozenset({"null", "boolean", "object", "array", "number", "integer", "string"})
 
 
+# The JSON types of the values `_KINDS` does not map exactly, in the order to try them
+# (a bool is an int to isinstance: it goes first).
+_KINDS_BY_CLASS: Final = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (str, "string"),
+    (Mapping, "object"),
+    (list, "array"),
+    (tuple, "array"),
+)
+
+
 def _kind(value: Any) -> str:
     """The JSON type of a value `_KINDS` doesn't map: floats and subclasses."""
-    if isinstance(value, bool):
-        return "boolean"
     if isinstance(value, float):
         return "integer" if value.is_integer() else "number"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
+    for cls, kind in _KINDS_BY_CLASS:
+        if isinstance(value, cls):
+            return kind
     return "not a JSON value"
 
 
@@ -103,6 +108,13 @@ class _LeafNode(_Node):
     """
 
     __slots__ = ()
+
+    @classmethod
+    def of(cls, node: _Node) -> _LeafNode:
+        """A leaf with ``node``'s ``type`` rule (``node`` has no other check)."""
+        leaf = cls()
+        leaf.types, leaf.type_message = node.types, node.type_message
+        return leaf
 
     def evaluate(
         self, instance: Any, path: _Path, budget: _Budget, issues: _Issues, notes: _Notes | None

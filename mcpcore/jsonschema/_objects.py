@@ -25,6 +25,7 @@ from mcpcore.jsonschema._state import (
     _Path,
     _report,
     _show,
+    _tracked,
 )
 
 
@@ -51,22 +52,20 @@ def _members(
                 if issues is None:
                     return False
                 valid = False
-            for regex, node in patterns:
-                if regex.search(name if type(name) is str else str(name)) is not None:
-                    matched = True
-                    if not node.evaluate(value, (path, name), budget, issues, _fresh(notes)):
-                        if issues is None:
-                            return False
-                        valid = False
-            if not matched and additional is not None:
-                matched = True
-                if additional is _FALSE:
+            if patterns:
+                found, ok = _pattern_members(
+                    patterns, name, value, path=path, budget=budget, issues=issues, notes=notes
+                )
+                if not ok:
                     if issues is None:
                         return False
-                    message = "is not allowed (no additional properties)"
-                    _report(issues, (path, name), "additionalProperties", message)
                     valid = False
-                elif not additional.evaluate(value, (path, name), budget, issues, _fresh(notes)):
+                matched = matched or found
+            if not matched and additional is not None:
+                matched = True
+                if not _additional_member(
+                    additional, name, value, path=path, budget=budget, issues=issues, notes=notes
+                ):
                     if issues is None:
                         return False
                     valid = False
@@ -75,6 +74,47 @@ def _members(
         return valid
 
     return check
+
+
+def _pattern_members(
+    patterns: Sequence[tuple[re.Pattern[str], _Node]],
+    name: Any,
+    value: Any,
+    *,
+    path: _Path,
+    budget: _Budget,
+    issues: _Issues,
+    notes: _Notes | None,
+) -> tuple[bool, bool]:
+    """``patternProperties`` for one member: whether a pattern matched, and all held."""
+    matched, valid = False, True
+    for regex, node in patterns:
+        if regex.search(name if type(name) is str else str(name)) is not None:
+            matched = True
+            if not node.evaluate(value, (path, name), budget, issues, _fresh(notes)):
+                if issues is None:
+                    return True, False
+                valid = False
+    return matched, valid
+
+
+def _additional_member(
+    additional: _Node,
+    name: Any,
+    value: Any,
+    *,
+    path: _Path,
+    budget: _Budget,
+    issues: _Issues,
+    notes: _Notes | None,
+) -> bool:
+    """``additionalProperties`` for one member no other keyword matched."""
+    if additional is _FALSE:
+        if issues is not None:
+            message = "is not allowed (no additional properties)"
+            _report(issues, (path, name), "additionalProperties", message)
+        return False
+    return additional.evaluate(value, (path, name), budget, issues, _fresh(notes))
 
 
 def _declared_properties(properties: Mapping[str, _Node]) -> _Check:
@@ -156,7 +196,7 @@ def _unevaluated_properties(node: _Node) -> _Check:
     def check(
         instance: Any, path: _Path, budget: _Budget, issues: _Issues, notes: _Notes | None
     ) -> bool:
-        assert notes is not None  # the compiler turns tracking on for this keyword
+        notes = _tracked(notes)  # (the compiler turns tracking on for this keyword)
         valid = True
         for name, value in instance.items():
             if name in notes.properties:

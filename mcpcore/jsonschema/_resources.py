@@ -94,20 +94,7 @@ class _Document:
         if self.draft7 and "$ref" in schema:
             return base  # draft-07 Core §8.3: everything beside `$ref` is ignored, `$id` too
         if "$id" in schema:
-            ident = schema["$id"]
-            if not isinstance(ident, str):
-                raise SchemaError(f"{loc}/$id must be a string")
-            uri, fragment = urldefrag(ident)
-            if uri:
-                base = _join(base, uri)
-                if register:
-                    self._register(self.resources, base, schema, f"{loc}/$id")
-            if fragment and not self.draft7:
-                # 2020-12 Core §8.2.1: "$id" MUST NOT contain a non-empty fragment.
-                raise SchemaError(f"{loc}/$id must not have a fragment; use $anchor")
-            if fragment and not fragment.startswith("/") and register:
-                # draft-07 Core §8.2.3: a plain-name fragment in "$id" is an anchor.
-                self._register(self.anchors, (base, fragment), schema, f"{loc}/$id")
+            base = self._enter_id(schema, base, loc, register=register)
         if not self.draft7:
             # 2020-12 Core §8.2.2. A $dynamicAnchor is also a plain anchor (§8.2.2);
             # only $dynamicRef's dynamic-scope lookup is unsupported.
@@ -118,6 +105,24 @@ class _Document:
                         raise SchemaError(f"{loc}/{keyword} must be a plain name")
                     if register:
                         self._register(self.anchors, (base, name), schema, f"{loc}/{keyword}")
+        return base
+
+    def _enter_id(self, schema: Mapping[str, Any], base: str, loc: str, *, register: bool) -> str:
+        """The base URI ``schema``'s ``$id`` sets; with ``register``, record it."""
+        ident = schema["$id"]
+        if not isinstance(ident, str):
+            raise SchemaError(f"{loc}/$id must be a string")
+        uri, fragment = urldefrag(ident)
+        if uri:
+            base = _join(base, uri)
+            if register:
+                self._register(self.resources, base, schema, f"{loc}/$id")
+        if fragment and not self.draft7:
+            # 2020-12 Core §8.2.1: "$id" MUST NOT contain a non-empty fragment.
+            raise SchemaError(f"{loc}/$id must not have a fragment; use $anchor")
+        if fragment and not fragment.startswith("/") and register:
+            # draft-07 Core §8.2.3: a plain-name fragment in "$id" is an anchor.
+            self._register(self.anchors, (base, fragment), schema, f"{loc}/$id")
         return base
 
     @staticmethod

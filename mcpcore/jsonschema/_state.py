@@ -71,6 +71,13 @@ class _Notes:
         self.all_items = self.all_items or other.all_items
 
 
+def _tracked(notes: _Notes | None) -> _Notes:
+    """The notes an ``unevaluated*`` keyword reads: a document with one always tracks them."""
+    if notes is None:
+        raise AssertionError("unreachable: unevaluated* compiled without annotation tracking")
+    return notes
+
+
 def _fresh(notes: _Notes | None) -> _Notes | None:
     return None if notes is None else _Notes()
 

@@ -9,13 +9,29 @@ work the same in both protocol eras. `Outbound` is what a driver provides.
 from __future__ import annotations
 
 from mcpcore.errors import McpError
+from mcpcore.server._context import Context
 from mcpcore.server._errors import MissingCapabilityError, ResourceNotFoundError, ToolError
-from mcpcore.server._hub import MemoryHub, NotificationHub
+from mcpcore.server._hub import MAX_RESOURCE_SUBSCRIPTIONS, MemoryHub, NotificationHub
+from mcpcore.server._input import DEFAULT_STATE_TTL, MAX_INPUT_REQUESTS
 from mcpcore.server._outbound import Outbound
-from mcpcore.server.context import Context
-from mcpcore.server.server import Server
+from mcpcore.server._pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from mcpcore.server._prompts import MAX_COMPLETION_VALUES
+from mcpcore.server._resources import MAX_URI_LENGTH
+from mcpcore.server._sealing import MAX_SEALED_SIZE, MIN_SECRET_SIZE
+from mcpcore.server._server import Server
+from mcpcore.server._tools import MAX_TOOL_NAME_LENGTH
 
 __all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "DEFAULT_STATE_TTL",
+    "MAX_COMPLETION_VALUES",
+    "MAX_INPUT_REQUESTS",
+    "MAX_PAGE_SIZE",
+    "MAX_RESOURCE_SUBSCRIPTIONS",
+    "MAX_SEALED_SIZE",
+    "MAX_TOOL_NAME_LENGTH",
+    "MAX_URI_LENGTH",
+    "MIN_SECRET_SIZE",
     "Context",
     "McpError",
     "MemoryHub",

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from mcpcore.connection import Connection
+from mcpcore._connection import Connection
 from mcpcore.errors import LocalProtocolError
 from mcpcore.server._outbound import Outbound
 from mcpcore.types import RequestId, ResourceUpdatedNotificationParams, SubscriptionFilter

@@ -21,8 +21,8 @@ from msgspec import UNSET
 
 from mcpcore import jsonrpc, types
 from mcpcore.errors import McpError
+from mcpcore.server._context import Context
 from mcpcore.server._signature import HandlerSignature, inspect_handler, parameter_description
-from mcpcore.server.context import Context
 
 __all__ = [
     "MAX_COMPLETION_VALUES",

@@ -27,8 +27,8 @@ from msgspec import UNSET
 
 from mcpcore import jsonrpc, types
 from mcpcore.errors import McpError
+from mcpcore.server._context import Context
 from mcpcore.server._signature import HandlerSignature, inspect_handler
-from mcpcore.server.context import Context
 from mcpcore.uritemplate import UriTemplate
 from mcpcore.versions import Era
 

@@ -28,9 +28,9 @@ from msgspec import UNSET
 from mcpcore import jsonrpc, types
 from mcpcore.errors import McpError
 from mcpcore.jsonschema import SchemaError, Validator
+from mcpcore.server._context import Context
 from mcpcore.server._errors import ToolError
 from mcpcore.server._signature import HandlerSignature, inspect_handler, json_schema_of
-from mcpcore.server.context import Context
 from mcpcore.versions import Era
 
 __all__ = ["MAX_TOOL_NAME_LENGTH", "RegisteredTool", "ToolRegistry", "to_call_result"]

@@ -38,7 +38,7 @@ from ._base import (
     UnsetType,
     meta_field,
 )
-from .common import (
+from ._common import (
     CLIENT_CAPABILITIES_META_KEY,
     CLIENT_INFO_META_KEY,
     LOG_LEVEL_META_KEY,
@@ -71,7 +71,7 @@ from .common import (
     TypedRequest,
     TypedResultResponse,
 )
-from .completion import (
+from ._completion import (
     CompleteRequest,
     CompleteRequestParams,
     CompleteResult,
@@ -83,7 +83,7 @@ from .completion import (
     ResourceReference,
     ResourceTemplateReference,
 )
-from .content import (
+from ._content import (
     AudioContent,
     BlobResourceContents,
     ContentBlock,
@@ -97,7 +97,7 @@ from .content import (
     ToolResultContent,
     ToolUseContent,
 )
-from .elicitation import (
+from ._elicitation import (
     BooleanSchema,
     ElicitationCompleteNotification,
     ElicitationCompleteNotificationParams,
@@ -122,7 +122,7 @@ from .elicitation import (
     UntitledSingleSelectEnumSchema,
     decode_elicit_request_params,
 )
-from .jsonrpc import (
+from ._jsonrpc import (
     Error,
     HeaderMismatchError,
     HeaderMismatchErrorObject,
@@ -153,7 +153,7 @@ from .jsonrpc import (
     URLElicitationRequiredErrorData,
     URLElicitationRequiredErrorObject,
 )
-from .lifecycle import (
+from ._lifecycle import (
     ClientCapabilities,
     ClientTaskElicitationCapability,
     ClientTaskRequestsCapability,
@@ -179,13 +179,13 @@ from .lifecycle import (
     ServerTaskToolsCapability,
     ServerToolsCapability,
 )
-from .logging import (
+from ._logging import (
     LoggingMessageNotification,
     LoggingMessageNotificationParams,
     SetLevelRequest,
     SetLevelRequestParams,
 )
-from .messages import (
+from ._messages import (
     ClientNotification,
     ClientRequest,
     ClientResult,
@@ -193,7 +193,7 @@ from .messages import (
     ServerRequest,
     ServerResult,
 )
-from .mrtr import (
+from ._mrtr import (
     CallToolResultResponse,
     GetPromptResultResponse,
     InputRequest,
@@ -203,13 +203,13 @@ from .mrtr import (
     ReadResourceResultResponse,
     decode_input_response,
 )
-from .notifications import (
+from ._notifications import (
     CancelledNotification,
     CancelledNotificationParams,
     ProgressNotification,
     ProgressNotificationParams,
 )
-from .prompts import (
+from ._prompts import (
     GetPromptRequest,
     GetPromptRequestParams,
     GetPromptResult,
@@ -220,7 +220,7 @@ from .prompts import (
     PromptArgument,
     PromptMessage,
 )
-from .resources import (
+from ._resources import (
     ListResourcesRequest,
     ListResourcesResult,
     ListResourcesResultResponse,
@@ -234,13 +234,13 @@ from .resources import (
     ResourceRequestParams,
     ResourceTemplate,
 )
-from .roots import (
+from ._roots import (
     ListRootsRequest,
     ListRootsResult,
     Root,
     RootsListChangedNotification,
 )
-from .sampling import (
+from ._sampling import (
     CreateMessageRequest,
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -249,7 +249,7 @@ from .sampling import (
     SamplingMessage,
     ToolChoice,
 )
-from .subscriptions import (
+from ._subscriptions import (
     PromptListChangedNotification,
     ResourceListChangedNotification,
     ResourceUpdatedNotification,
@@ -267,7 +267,7 @@ from .subscriptions import (
     UnsubscribeRequest,
     UnsubscribeRequestParams,
 )
-from .tasks import (
+from ._tasks import (
     CancelTaskRequest,
     CancelTaskRequestParams,
     CancelTaskResult,
@@ -288,7 +288,7 @@ from .tasks import (
     TaskStatusNotification,
     TaskStatusNotificationParams,
 )
-from .tools import (
+from ._tools import (
     CallToolRequest,
     CallToolRequestParams,
     CallToolResult,

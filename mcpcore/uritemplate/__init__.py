@@ -198,8 +198,15 @@ class UriTemplate:
             saved = _Search(uri, MAX_MATCH_STEPS).run(self._program, 2 * len(self._captures))
         except _OutOfStepsError:
             return None
-        if saved is None:
-            return None
+        return None if saved is None else self._bind(uri, saved)
+
+    def _bind(self, uri: str, saved: list[int]) -> dict[str, MatchValue] | None:
+        """The variables of a match: each capture's span of ``uri``, decoded; or None.
+
+        A variable captured more than once must take one value everywhere (a prefix
+        capture, ``{var:3}``, only the start of it), and one that is absent somewhere is
+        absent everywhere.
+        """
         result: dict[str, MatchValue] = {}
         prefixes: dict[str, list[tuple[int, str]]] = {}
         absent: set[str] = set()

@@ -151,50 +151,55 @@ def _parse_expression(template: str, start: int) -> tuple[_Expression, int]:
     nested = template.find("{", start + 1)
     if close < 0 or 0 <= nested < close:
         raise InvalidTemplate("an expression is not closed with '}'", template, start)
-    pos = start + 1
-    operator = template[pos] if pos < close else ""
-    if operator and operator in _RESERVED_OPERATORS:
-        raise InvalidTemplate(f"the operator {operator!r} is reserved", template, pos)
-    if operator in _OPERATORS:
-        pos += len(operator)
-    elif _VARNAME.match(template, pos, close) is None:
-        raise InvalidTemplate(f"{operator!r} is not an operator or a variable name", template, pos)
-    else:
-        operator = ""
+    operator, pos = _parse_operator(template, start + 1, close)
     varspecs: list[_VarSpec] = []
     while True:
-        found = _VARNAME.match(template, pos, close)
-        if found is None:
-            raise InvalidTemplate("expected a variable name", template, pos)
-        name, pos = found[0], found.end()
-        prefix: int | None = None
-        explode = False
-        if template.startswith(":", pos):
-            digits = pos + 1
-            while digits < close and template[digits] in "0123456789":
-                digits += 1
-            text = template[pos + 1 : digits]
-            # §2.4.1 max-length = %x31-39 0*3DIGIT: 1 to 9999, no leading zero.
-            if not text or text[0] == "0" or int(text) > MAX_PREFIX_LENGTH:
-                raise InvalidTemplate(
-                    f"a prefix length must be an integer from 1 to {MAX_PREFIX_LENGTH}",
-                    template,
-                    pos + 1,
-                )
-            prefix = int(text)
-            pos += 1 + len(text)
-        if template.startswith("*", pos):
-            if prefix is not None:
-                raise InvalidTemplate(
-                    "a variable can't have both a prefix (:n) and explode (*) modifier",
-                    template,
-                    pos,
-                )
-            explode = True
-            pos += 1
-        varspecs.append(_VarSpec(name, prefix, explode))
+        varspec, pos = _parse_varspec(template, pos, close)
+        varspecs.append(varspec)
         if pos == close:
             return _Expression(_OPERATORS[operator], tuple(varspecs)), close + 1
         if template[pos] != ",":
             raise InvalidTemplate("expected ',' or '}' after a variable", template, pos)
         pos += 1
+
+
+def _parse_operator(template: str, pos: int, close: int) -> tuple[str, int]:
+    """The operator at ``pos`` ("" for none, §2.2), and the position after it."""
+    operator = template[pos] if pos < close else ""
+    if operator and operator in _RESERVED_OPERATORS:
+        raise InvalidTemplate(f"the operator {operator!r} is reserved", template, pos)
+    if operator in _OPERATORS:
+        return operator, pos + len(operator)
+    if _VARNAME.match(template, pos, close) is None:
+        raise InvalidTemplate(f"{operator!r} is not an operator or a variable name", template, pos)
+    return "", pos
+
+
+def _parse_varspec(template: str, pos: int, close: int) -> tuple[_VarSpec, int]:
+    """The variable at ``pos`` with its modifier (§2.3-2.4), and the position after it."""
+    found = _VARNAME.match(template, pos, close)
+    if found is None:
+        raise InvalidTemplate("expected a variable name", template, pos)
+    name, pos = found[0], found.end()
+    prefix: int | None = None
+    if template.startswith(":", pos):
+        digits = pos + 1
+        while digits < close and template[digits] in "0123456789":
+            digits += 1
+        text = template[pos + 1 : digits]
+        # §2.4.1 max-length = %x31-39 0*3DIGIT: 1 to 9999, no leading zero.
+        if not text or text[0] == "0" or int(text) > MAX_PREFIX_LENGTH:
+            raise InvalidTemplate(
+                f"a prefix length must be an integer from 1 to {MAX_PREFIX_LENGTH}",
+                template,
+                pos + 1,
+            )
+        prefix = int(text)
+        pos += 1 + len(text)
+    if not template.startswith("*", pos):
+        return _VarSpec(name, prefix, False), pos
+    if prefix is not None:
+        raise InvalidTemplate(
+            "a variable can't have both a prefix (:n) and explode (*) modifier", template, pos
+        )
+    return _VarSpec(name, prefix, True), pos + 1

@@ -348,7 +348,8 @@ class _Search:
         self.spend(len(path))
         return end
 
-    def run(self, program: tuple[_Instruction, ...], slots: int) -> list[int] | None:  # noqa: PLR0915 (the hot loop, kept whole)
+    # One branch per opcode: the matcher's instruction loop, the hot path, kept in one frame.
+    def run(self, program: tuple[_Instruction, ...], slots: int) -> list[int] | None:  # noqa: C901, PLR0912, PLR0915
         """The saved positions of the first way ``program`` matches the URI, or None.
 
         Raises:

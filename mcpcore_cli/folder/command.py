@@ -4,6 +4,7 @@
                   [--port 8000] [--allow-host HOST]... [--token TOKEN]
                   [--include-hidden] [--no-ignore] [--max-file-size 10MiB]
                   [--max-files 10000] [--page-size 1000] [--no-watch] [--verbose]
+                  [--busy-poll [SECONDS]]
 
 With no ``--transport`` it serves Streamable HTTP on this machine and prints the URLs, and
 how to connect a client, on stdout (`mcpcore_cli.listening` has the network options).
@@ -28,7 +29,8 @@ from typing import Any, Final, TextIO
 
 import trio
 
-from mcpcore.server._pagination import MAX_PAGE_SIZE
+from mcpcore.server import MAX_PAGE_SIZE
+from mcpcore_cli.busypolling import add_busy_poll_option
 from mcpcore_cli.folder.catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
 from mcpcore_cli.folder.folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
 from mcpcore_cli.folder.limit_options import add_limit_options, limits_epilog, serve_limits
@@ -53,6 +55,7 @@ examples:
   mcpcore serve . --max-file-size 50MiB  read larger files
   mcpcore serve . --max-files 50000      list more files (2,500 a page)
   mcpcore serve . --no-ignore            serve build artefacts too
+  mcpcore serve . --stdio --busy-poll    lower latency per call, for more CPU
 
 connect a client:
   npx @modelcontextprotocol/inspector    then Streamable HTTP, and the URL printed
@@ -170,6 +173,7 @@ def add_serve_command(commands: Any) -> None:
         action="store_true",
         help="log each request (method, name, outcome, time) and each refusal",
     )
+    add_busy_poll_option(serve)
     add_limit_options(serve, parse_size, parse_count)
 
 
@@ -235,6 +239,7 @@ async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> 
                     allowed_hosts=allowed_hosts(arguments.host, arguments.allow_host),
                     auth=token_auth(arguments.token),
                     limits=serve_limits(arguments),
+                    busy_poll=arguments.busy_poll,
                 )
             )
             if url is not None:

@@ -46,6 +46,7 @@ async def serve_folder(
     allowed_hosts: Iterable[str] | None = None,
     auth: BearerAuth | None = None,
     limits: ServeLimits | None = None,
+    busy_poll: float = 0.0,
     task_status: trio.TaskStatus[str | None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``folder`` (see `build_folder_server`), watching it for changes.
@@ -65,6 +66,9 @@ async def serve_folder(
         auth: Require bearer tokens (see `transports.BearerAuth`).
         limits: The transports' limits (message sizes, connections, sessions, the
             partial-message budget); each transport's defaults when None.
+        busy_poll: Seconds each connection spins waiting for its client's next message
+            before the event loop sleeps; 0 (the default) never spins (see
+            `transports.RECOMMENDED_BUSY_POLL`).
         task_status: Started with the URL clients connect to (None for stdio; the
             loopback one for a wildcard ``host``), once the folder is watched and the
             transport accepts connections.
@@ -79,7 +83,7 @@ async def serve_folder(
             await nursery.start(watch_folder, folder, server)
         if transport == "stdio":
             task_status.started(None)
-            await serve_stdio(server, max_message_size=limits.max_line_size)
+            await serve_stdio(server, max_message_size=limits.max_line_size, busy_poll=busy_poll)
             nursery.cancel_scope.cancel()
             return
         allowed = hosts_served_at(host) if allowed_hosts is None else tuple(allowed_hosts)
@@ -88,6 +92,7 @@ async def serve_folder(
             "port": port,
             "allowed_hosts": allowed,
             "auth": auth,
+            "busy_poll": busy_poll,
         }
         if transport == "http":
             serve: Any = partial(serve_http, limits=limits.http, websocket=limits.websocket)

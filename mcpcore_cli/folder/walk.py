@@ -159,22 +159,13 @@ class TreeWalk:
     def _entry(
         self, prefix: tuple[str, ...], dirent: os.DirEntry[str], chain: Chain
     ) -> _Entry | None:
+        """``dirent`` as a servable entry, or None when the walk leaves it out."""
         name = dirent.name
         if not _servable_name(name, self._root.include_hidden):
             return None
         try:
-            if dirent.is_dir(follow_symlinks=False):
-                kind = _FOLDER
-            elif not self.files_wanted:
-                return None
-            elif dirent.is_file(follow_symlinks=False):
-                kind = _FILE
-            elif dirent.is_symlink():
-                kind = _LINK
-            else:
-                return None  # a FIFO, a socket, a device: never served
-            rules = self.rules
-            if rules is not None and rules.ignored(chain, (*prefix, name), is_dir=kind == _FOLDER):
+            kind = self._kind(dirent)
+            if kind is None or self._ignored(chain, (*prefix, name), kind):
                 return None
             if kind == _LINK:
                 return _Entry(name, kind, None)
@@ -185,6 +176,27 @@ class TreeWalk:
         if stat.S_IFMT(status.st_mode) != (stat.S_IFDIR if kind == _FOLDER else stat.S_IFREG):
             return None  # swapped meanwhile
         return _Entry(name, kind, status)
+
+    def _kind(self, dirent: os.DirEntry[str]) -> int | None:
+        """``_FOLDER``, ``_FILE`` or ``_LINK``; None for what is never served.
+
+        Raises:
+            OSError: The entry is gone.
+        """
+        if dirent.is_dir(follow_symlinks=False):
+            return _FOLDER
+        if not self.files_wanted:
+            return None
+        if dirent.is_file(follow_symlinks=False):
+            return _FILE
+        if dirent.is_symlink():
+            return _LINK
+        return None  # a FIFO, a socket, a device: never served
+
+    def _ignored(self, chain: Chain, parts: tuple[str, ...], kind: int) -> bool:
+        """Whether the ignore rules read on the way leave ``parts`` out."""
+        rules = self.rules
+        return rules is not None and rules.ignored(chain, parts, is_dir=kind == _FOLDER)
 
     def _followed(self, parts: tuple[str, ...]) -> FoundFile | None:
         rules = self.rules

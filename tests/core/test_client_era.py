@@ -30,7 +30,7 @@ from mcpcore.client import (
     McpError,
     _era,
 )
-from mcpcore.client._era import Step, judge_handshake_error, judge_probe
+from mcpcore.client._era import ProbeAction, judge_handshake_error, judge_probe
 from mcpcore.types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcpcore.versions import era_of as real_era_of
 from tests.core.client_harness import (
@@ -183,7 +183,7 @@ def test_the_re_probe_uses_the_best_mutual_version(monkeypatch: pytest.MonkeyPat
     verdict = judge_probe(
         ErrorReceived(request_id=1, method="server/discover", error=error), ours, may_reprobe=True
     )
-    assert (verdict.step, verdict.version) == (Step.REPROBE, MODERN)
+    assert (verdict.action, verdict.version) == (ProbeAction.REPROBE, MODERN)
     both = types.Error(code=-32022, message="no", data={"supported": [future, MODERN]})
     verdict = judge_probe(
         ErrorReceived(request_id=1, method="x", error=both), ours, may_reprobe=True
@@ -396,7 +396,7 @@ def error_event(code: int, data: Any = types.UNSET) -> ErrorReceived:
 
 
 @pytest.mark.parametrize(
-    ("outcome", "step"),
+    ("outcome", "action"),
     [
         (
             ResponseReceived(
@@ -406,7 +406,7 @@ def error_event(code: int, data: Any = types.UNSET) -> ErrorReceived:
                     supported_versions=[MODERN], capabilities=types.ServerCapabilities()
                 ),
             ),
-            Step.MODERN,
+            ProbeAction.MODERN,
         ),
         (
             ResponseReceived(
@@ -416,28 +416,31 @@ def error_event(code: int, data: Any = types.UNSET) -> ErrorReceived:
                     supported_versions=["2025-11-25"], capabilities=types.ServerCapabilities()
                 ),
             ),
-            Step.LEGACY,
+            ProbeAction.LEGACY,
         ),
-        (error_event(-32022, {"supported": [MODERN]}), Step.REPROBE),
-        (error_event(-32022, {"supported": ["2025-11-25", "2030-01-01"]}), Step.LEGACY),
-        (error_event(-32022, {"supported": ["2030-01-01"]}), Step.INCOMPATIBLE),
-        (error_event(-32022, {"supported": []}), Step.LEGACY),
-        (error_event(-32022), Step.LEGACY),
-        (error_event(-32601), Step.LEGACY),
-        (error_event(-32020), Step.LEGACY),
-        (InvalidResponse(request_id=1, method="server/discover", message="bad"), Step.LEGACY),
-        (TimeoutError(), Step.LEGACY),
+        (error_event(-32022, {"supported": [MODERN]}), ProbeAction.REPROBE),
+        (error_event(-32022, {"supported": ["2025-11-25", "2030-01-01"]}), ProbeAction.LEGACY),
+        (error_event(-32022, {"supported": ["2030-01-01"]}), ProbeAction.INCOMPATIBLE),
+        (error_event(-32022, {"supported": []}), ProbeAction.LEGACY),
+        (error_event(-32022), ProbeAction.LEGACY),
+        (error_event(-32601), ProbeAction.LEGACY),
+        (error_event(-32020), ProbeAction.LEGACY),
+        (
+            InvalidResponse(request_id=1, method="server/discover", message="bad"),
+            ProbeAction.LEGACY,
+        ),
+        (TimeoutError(), ProbeAction.LEGACY),
     ],
 )
-def test_judge_probe(outcome: Any, step: Step) -> None:
-    assert judge_probe(outcome, OURS, may_reprobe=True).step is step
+def test_judge_probe(outcome: Any, action: ProbeAction) -> None:
+    assert judge_probe(outcome, OURS, may_reprobe=True).action is action
 
 
 def test_judge_probe_without_reprobes_left() -> None:
     only_modern = error_event(-32022, {"supported": [MODERN]})
-    assert judge_probe(only_modern, OURS, may_reprobe=False).step is Step.INCOMPATIBLE
+    assert judge_probe(only_modern, OURS, may_reprobe=False).action is ProbeAction.INCOMPATIBLE
     with_legacy = error_event(-32022, {"supported": [MODERN, "2025-11-25"]})
-    assert judge_probe(with_legacy, OURS, may_reprobe=False).step is Step.LEGACY
+    assert judge_probe(with_legacy, OURS, may_reprobe=False).action is ProbeAction.LEGACY
 
 
 def test_judge_handshake_error() -> None:
@@ -446,13 +449,13 @@ def test_judge_handshake_error() -> None:
 
     reprobe = judge_handshake_error(error(-32022, {"supported": [MODERN]}), OURS, may_reprobe=True)
     assert reprobe is not None
-    assert (reprobe.step, reprobe.version) == (Step.REPROBE, MODERN)
+    assert (reprobe.action, reprobe.version) == (ProbeAction.REPROBE, MODERN)
     stuck = judge_handshake_error(error(-32022, {"supported": [MODERN]}), OURS, may_reprobe=False)
     assert stuck is not None
-    assert stuck.step is Step.INCOMPATIBLE
+    assert stuck.action is ProbeAction.INCOMPATIBLE
     unknown = judge_handshake_error(error(-32022, {"supported": ["x"]}), OURS, may_reprobe=True)
     assert unknown is not None
-    assert unknown.step is Step.INCOMPATIBLE
+    assert unknown.action is ProbeAction.INCOMPATIBLE
     assert judge_handshake_error(error(-32603), OURS, may_reprobe=True) is None
     assert (
         judge_handshake_error(error(-32022, {"supported": ["2025-11-25"]}), OURS, may_reprobe=True)

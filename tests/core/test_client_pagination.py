@@ -11,7 +11,7 @@ import pytest
 
 from mcpcore import RequestReceived, jsonrpc, types
 from mcpcore.client import MAX_PAGES, McpError, PaginationError
-from mcpcore.client import session as session_module
+from mcpcore.client import _session as session_module
 from mcpcore.client._pagination import CursorTrail
 from tests.core.client_harness import (
     ErrorReply,

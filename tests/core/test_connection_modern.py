@@ -80,6 +80,27 @@ def test_the_client_stamps_every_request_with_the_envelope() -> None:
     pair.check_schema(REVISION)
 
 
+def test_the_envelope_carries_the_capabilities_declared_last() -> None:
+    # A client that fell back to initialize (declaring roots) and failed there, then
+    # speaks 2026-07-28 again, stamps the capabilities it declared last, not the ones
+    # of its first envelope.
+    client = Connection(CLIENT, implementation=INFO)
+    client.start_modern()
+    _, first = client.send_request("tools/list", request_id=1)
+    assert json.loads(first)["params"]["_meta"][CLIENT_CAPABILITIES_META_KEY] == {}
+    client.receive(b'{"jsonrpc":"2.0","id":1,"result":{"tools":[],"resultType":"complete"}}')
+    client.abandon_modern()
+    roots = types.ClientCapabilities(roots=types.RootsCapability())
+    hello = types.InitializeRequestParams(
+        protocol_version="2025-11-25", capabilities=roots, client_info=INFO
+    )
+    client.send_request("initialize", hello, request_id=2)
+    client.receive(b'{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"no"}}')
+    client.start_modern()
+    _, again = client.send_request("tools/list", request_id=3)
+    assert json.loads(again)["params"]["_meta"][CLIENT_CAPABILITIES_META_KEY] == {"roots": {}}
+
+
 def test_stamping_keeps_the_callers_meta_and_never_mutates_params() -> None:
     pair = modern_pair()
     params = types.CallToolRequestParams(name="t", meta={"traceparent": "00-abc-def-01"})

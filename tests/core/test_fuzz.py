@@ -29,6 +29,7 @@ from mcpcore import (
     ResponseReceived,
     types,
 )
+from mcpcore._memo import Memo
 from mcpcore.framing import LineFramer, OversizedMessage
 from mcpcore.types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from tests.core.pair import Pair
@@ -409,3 +410,203 @@ def test_the_one_pass_result_path_gives_the_general_paths_events(
         client.send_request("tools/list", request_id=2)
         outcomes.append((_outcome(client, data), client.pending_requests))
     assert outcomes[0] == outcomes[1]
+
+
+# -------------------------------------------------------- the memos change nothing
+
+
+class _Forgetful(Memo[Any, Any]):
+    """A memo that never recalls: every check is worked out again."""
+
+    def recall(self, state: tuple[Any, ...], key: Any) -> None:
+        return None
+
+
+def _forgetful(connection: Connection) -> Connection:
+    if connection._cleared is not None:
+        connection._cleared = _Forgetful()
+    connection._admitted = _Forgetful()
+    return connection
+
+
+def _modern_server() -> Connection:
+    pair = Pair()
+    pair.go_modern()
+    pair.request("tools/list")
+    return pair.server
+
+
+_ENVELOPE = {PROTOCOL_VERSION_META_KEY: "2026-07-28", CLIENT_CAPABILITIES_META_KEY: {}}
+# Requests that differ only in what the memos key on: the method, and the envelope.
+memo_requests = st.builds(
+    lambda method, envelope, request_id: {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": {
+            **({"name": "x"} if method in ("tools/call", "prompts/get") else {}),
+            **({} if envelope is None else {"_meta": envelope}),
+        },
+    },
+    st.sampled_from(["tools/list", "tools/call", "prompts/get", "ping", "logging/setLevel"]),
+    st.sampled_from(
+        [
+            None,
+            _ENVELOPE,
+            {**_ENVELOPE, PROTOCOL_VERSION_META_KEY: "2030-01-01"},
+            {PROTOCOL_VERSION_META_KEY: "2026-07-28"},
+            {**_ENVELOPE, "io.modelcontextprotocol/logLevel": "info"},
+            {**_ENVELOPE, CLIENT_CAPABILITIES_META_KEY: {"roots": {}}},
+            {**_ENVELOPE, "progressToken": 1},
+        ]
+    ),
+    st.integers(0, 50),
+)
+
+
+def _tools_only_server() -> Connection:
+    tools = types.ServerCapabilities(tools=types.ServerToolsCapability())
+    return Connection(SERVER, capabilities=tools)
+
+
+@FUZZ
+@given(stream=st.lists(memo_requests | valid_calls() | messages, min_size=1, max_size=10))
+def test_the_server_memo_changes_no_answer(stream: list[dict[str, Any]]) -> None:
+    # A stream of requests, most of them admitted, in each state a server reaches: the
+    # one whose checks are remembered answers exactly as the one that forgets.
+    makers: list[Callable[[], Connection]] = [
+        lambda: Connection(SERVER),
+        _tools_only_server,
+        _handshaken_server,
+        _modern_server,
+    ]
+    for make in makers:
+        remembering, forgetting = make(), _forgetful(make())
+        for message in stream:
+            data = json.dumps(message).encode()
+            assert _outcome(remembering, data) == _outcome(forgetting, data)
+            assert remembering.phase is forgetting.phase
+
+
+_SERVER_CAPABILITIES = [
+    {},
+    {"tools": {}},
+    {"prompts": {}, "resources": {"subscribe": True}},
+    {"tools": {}, "prompts": {}, "resources": {}, "completions": {}, "logging": {}},
+]
+client_moves = st.one_of(
+    st.tuples(
+        st.just("send"),
+        st.sampled_from(
+            [
+                "tools/list",
+                "tools/call",
+                "prompts/list",
+                "resources/read",
+                "resources/subscribe",
+                "completion/complete",
+                "ping",
+                "server/discover",
+            ]
+        ),
+    ),
+    st.tuples(st.just("discovered"), st.sampled_from(range(len(_SERVER_CAPABILITIES)))),
+    st.tuples(st.just("era"), st.sampled_from(["modern", "modern", "abandon", "handshake"])),
+    st.tuples(st.just("cancel"), st.integers(0, 5)),
+)
+_PARAMS: dict[str, Any] = {
+    "tools/call": types.CallToolRequestParams(name="t"),
+    "resources/read": types.ReadResourceRequestParams(uri="file:///a"),
+    "resources/subscribe": types.SubscribeRequestParams(uri="file:///a"),
+    "completion/complete": types.CompleteRequestParams(
+        ref=types.PromptReference(name="p"),
+        argument=types.CompletionArgument(name="a", value="v"),
+    ),
+}
+
+
+def _send(client: Connection, method: str) -> Any:
+    return client.send_request(method, _PARAMS.get(method))
+
+
+def _cancel(client: Connection, index: int) -> Any:
+    pending = client.pending_requests
+    return client.cancel(pending[index % len(pending)]) if pending else None
+
+
+def _discovered(client: Connection, capabilities: int) -> Any:
+    # A probe, answered at once: the server's capabilities change.
+    request_id, _ = client.send_request("server/discover")
+    result = {
+        "supportedVersions": ["2026-07-28"],
+        "capabilities": _SERVER_CAPABILITIES[capabilities],
+        "resultType": "complete",
+    }
+    answer = {"jsonrpc": "2.0", "id": request_id, "result": result}
+    return client.receive(json.dumps(answer).encode())
+
+
+def _era(client: Connection, era: str) -> Any:
+    if era == "modern":
+        return client.start_modern()
+    if era == "abandon":
+        return client.abandon_modern()
+    return Pair.handshake_client(client)
+
+
+#: How each kind of `client_moves` is applied to a client.
+_CLIENT_MOVES: dict[str, Callable[[Connection, Any], Any]] = {
+    "send": _send,
+    "cancel": _cancel,
+    "discovered": _discovered,
+    "era": _era,
+}
+
+
+def _client_move(client: Connection, move: tuple[str, Any]) -> Any:
+    """Apply ``move``; what it returned or raised, comparable between two clients."""
+    kind, value = move
+    try:
+        return _CLIENT_MOVES[kind](client, value)
+    except (LocalProtocolError, RemoteProtocolError, AssertionError) as exc:
+        return repr(exc)
+
+
+@FUZZ
+@given(moves=st.lists(client_moves, min_size=1, max_size=12))
+def test_the_client_memo_changes_no_request(moves: list[tuple[str, Any]]) -> None:
+    # The client remembers which requests passed its checks in one state; the
+    # capabilities a discovery brings, a new era or a closed probe must all count.
+    remembering, forgetting = Connection(CLIENT), _forgetful(Connection(CLIENT))
+    for move in moves:
+        assert _client_move(remembering, move) == _client_move(forgetting, move), move
+        assert remembering.their_capabilities == forgetting.their_capabilities
+
+
+def test_a_server_that_learns_its_capabilities_stops_serving_what_it_did_not_advertise() -> None:
+    # Its capabilities come from its own initialize result: a request pipelined behind
+    # initialize is served before they are known, the same request after is refused.
+    server = Connection(SERVER)
+
+    def request(request_id: int, method: str, params: Any) -> bytes:
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        return json.dumps(message).encode()
+
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": INFO_JSON}
+    [initialize] = server.receive(request(1, "initialize", hello))
+    assert isinstance(initialize, RequestReceived)
+    [early] = server.receive(request(2, "tools/list", {}))
+    assert isinstance(early, RequestReceived)
+    prompts_only = types.ServerCapabilities(prompts=types.ServerPromptsCapability())
+    result = types.InitializeResult(
+        protocol_version="2025-11-25",
+        capabilities=prompts_only,
+        server_info=types.Implementation(name="s", version="1"),
+    )
+    server.send_result(1, result)
+    [late] = server.receive(request(3, "tools/list", {}))
+    assert isinstance(late, InvalidMessage)
+    assert late.code == -32601
+
+
+INFO_JSON = {"name": "c", "version": "1"}

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from mcpcore import Connection, Role, jsonrpc
+from mcpcore import CLIENT, Connection, jsonrpc
 from mcpcore.http import (
     MAX_SESSION_ID_LENGTH,
     InvalidTool,
@@ -35,7 +35,7 @@ INFO = Implementation(name="t", version="1")
 
 
 def modern_connection() -> Connection:
-    connection = Connection(Role.CLIENT, capabilities=ClientCapabilities(), implementation=INFO)
+    connection = Connection(CLIENT, capabilities=ClientCapabilities(), implementation=INFO)
     connection.start_modern("2026-07-28")
     return connection
 
@@ -79,7 +79,7 @@ def test_a_list_request_has_no_name() -> None:
 
 
 def test_legacy_messages_are_not_modern() -> None:
-    connection = Connection(Role.CLIENT, capabilities=ClientCapabilities(), implementation=INFO)
+    connection = Connection(CLIENT, capabilities=ClientCapabilities(), implementation=INFO)
     params = InitializeRequestParams(
         protocol_version="2025-11-25", capabilities=ClientCapabilities(), client_info=INFO
     )

@@ -12,7 +12,6 @@ import dataclasses
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import MappingProxyType
@@ -957,10 +956,10 @@ def test_the_step_budget_stops_exponential_composition() -> None:
     }
     defs["l40"] = {"type": "string"}
     validator = Validator({"$defs": defs, "$ref": "#/$defs/l0"})
-    started = time.perf_counter()
+    # Without the budget this never returns (the suite's timeout would end it): the limit
+    # issue proves the evaluation was cut by the count of keyword evaluations.
     issue = only_limit(validator.errors(1))
     assert not validator.is_valid(1)
-    assert time.perf_counter() - started < 5
     assert "keyword evaluations" in issue.message
     assert validator.is_valid("s")  # anyOf stops at the first valid branch
 

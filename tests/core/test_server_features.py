@@ -18,8 +18,7 @@ from mcpcore import (
     types,
 )
 from mcpcore.client import McpError
-from mcpcore.server import Context, Server
-from mcpcore.server._prompts import MAX_COMPLETION_VALUES
+from mcpcore.server import MAX_COMPLETION_VALUES, Context, Server
 from mcpcore.versions import Era
 from tests.core.memory_link import MemoryLink
 from tests.core.server_harness import Harness

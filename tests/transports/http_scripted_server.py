@@ -25,7 +25,7 @@ from typing import Any
 import h11
 import trio
 
-from mcpcore.framing.sse import encode_comment, encode_event
+from mcpcore.framing import encode_comment, encode_event
 
 __all__ = ["Received", "Reply", "ScriptedServer", "scripted_server"]
 
@@ -178,41 +178,14 @@ async def _serve_connection(
     server.scopes.append(scope)
     with scope:
         try:
-            while True:
-                request: h11.Request | None = None
-                body = b""
-                while True:
-                    event = conn.next_event()
-                    if event is h11.NEED_DATA:
-                        data = await stream.receive_some(65536)
-                        conn.receive_data(bytes(data))
-                        continue
-                    if isinstance(event, h11.Request):
-                        request = event
-                    elif isinstance(event, h11.Data):
-                        body += event.data
-                    elif isinstance(event, h11.EndOfMessage):
-                        break
-                    elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
-                        return
-                assert request is not None
-                received = Received(
-                    request.method.decode(),
-                    request.target.decode(),
-                    {k.decode(): v.decode() for k, v in request.headers},
-                    body,
-                    number,
-                )
+            while (received := await _read_request(stream, conn, number)) is not None:
                 server.requests.append(received)
                 server.arrived.set()
                 reply = Reply(stream, conn)
                 await handler(received, reply)
                 if reply.aborted:
                     return
-                if not reply.started:
-                    await reply.status(500)
-                elif not reply.finished:
-                    await reply.end()
+                await _complete(reply)
                 if conn.our_state is h11.MUST_CLOSE or conn.their_state is h11.MUST_CLOSE:
                     return
                 conn.start_next_cycle()
@@ -221,6 +194,43 @@ async def _serve_connection(
         finally:
             server.open_connections -= 1
             await trio.aclose_forcefully(stream)
+
+
+async def _read_request(
+    stream: trio.abc.Stream, conn: h11.Connection, number: int
+) -> Received | None:
+    """The next whole request on connection ``number``; None once the client is done."""
+    request: h11.Request | None = None
+    body = b""
+    while True:
+        event = conn.next_event()
+        if event is h11.NEED_DATA:
+            data = await stream.receive_some(65536)
+            conn.receive_data(bytes(data))
+        elif isinstance(event, h11.Request):
+            request = event
+        elif isinstance(event, h11.Data):
+            body += event.data
+        elif isinstance(event, h11.EndOfMessage):
+            break
+        elif isinstance(event, h11.ConnectionClosed) or event is h11.PAUSED:
+            return None
+    assert request is not None
+    return Received(
+        request.method.decode(),
+        request.target.decode(),
+        {k.decode(): v.decode() for k, v in request.headers},
+        body,
+        number,
+    )
+
+
+async def _complete(reply: Reply) -> None:
+    """Answer 500 if the handler did not answer; end the event stream it left open."""
+    if not reply.started:
+        await reply.status(500)
+    elif not reply.finished:
+        await reply.end()
 
 
 @asynccontextmanager

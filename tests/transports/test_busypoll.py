@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import ssl
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
 import trio.testing
 
-from tests.transports.trio_helpers import trio_test
+import transports
+from tests.transports.http_raw import build_test_server, running_server
+from tests.transports.trio_helpers import PYTHON, REPOSITORY, trio_test
+from tests.transports.ws_raw import running_ws
+from transports import (
+    RECOMMENDED_BUSY_POLL,
+    open_http_client,
+    open_stdio_client,
+    open_websocket_client,
+)
 from transports._runtime import busypoll as _busypoll
 from transports._runtime.busypoll import MAX_BACKOFF, SHORT_SLEEP_BUDGETS, BusyPolling, _BusyPoll
+
+EVERYTHING = str(REPOSITORY / "examples" / "everything.py")
 
 
 @pytest.fixture
@@ -173,8 +186,7 @@ async def test_a_task_waiting_on_a_busy_polled_pipe_gets_data_written_later(
         for delay in (0.0, 50e-6, 0.02):  # caught by the spin, near its end, after a sleep
             writer = threading.Timer(delay, os.write, (write_fd, b"ping"))
             writer.start()
-            with trio.fail_after(5):
-                await trio.lowlevel.wait_readable(read_fd)
+            await trio.lowlevel.wait_readable(read_fd)  # (trio_test bounds the wait)
             chunks.append(os.read(read_fd, 100))
             writer.join()
     assert chunks == [b"ping"] * 3
@@ -243,3 +255,85 @@ def test_socket_fd_sees_through_tls_and_refuses_other_streams() -> None:
         right.close()
 
     trio.run(main)
+
+
+# ------------------------------------------------------ opt-in, and scoped to who asks
+
+
+@pytest.fixture
+def instruments_added(monkeypatch: pytest.MonkeyPatch) -> list[trio.abc.Instrument]:
+    """Every instrument added to a trio run from now on (recorded, then added)."""
+    added: list[trio.abc.Instrument] = []
+    add = trio.lowlevel.add_instrument
+
+    def record(instrument: trio.abc.Instrument) -> None:
+        added.append(instrument)
+        add(instrument)
+
+    monkeypatch.setattr(trio.lowlevel, "add_instrument", record)
+    return added
+
+
+OPENERS_AND_SERVERS: list[Callable[..., Any]] = [
+    transports.serve_stdio,
+    transports.serve_http,
+    transports.serve_websocket,
+    transports.open_stdio_client,
+    transports.open_http_client,
+    transports.open_websocket_client,
+]
+
+
+@pytest.mark.parametrize("function", OPENERS_AND_SERVERS, ids=lambda f: f.__name__)
+def test_busy_polling_is_off_by_default_everywhere(function: Callable[..., Any]) -> None:
+    assert inspect.signature(function).parameters["busy_poll"].default == 0
+
+
+@trio_test
+async def test_an_application_that_never_asks_gets_no_instrument_and_no_spin(
+    instruments_added: list[trio.abc.Instrument],
+) -> None:
+    # Every transport, both sides in this run (stdio's server is a subprocess).
+    server, _ = build_test_server()
+    async with (
+        running_ws(server) as ws_port,
+        running_server(server) as http,
+        AsyncExitStack() as clients,
+    ):
+        for opening in (
+            open_websocket_client(f"ws://127.0.0.1:{ws_port}/ws"),
+            open_http_client(f"http://127.0.0.1:{http.port}/mcp"),
+            open_stdio_client(PYTHON, [EVERYTHING, "--transport", "stdio"]),
+        ):
+            client = await clients.enter_async_context(opening)
+            result = await client.call_tool("test_simple_text")
+            assert not result.is_error
+    assert instruments_added == []
+    with pytest.raises(LookupError):
+        _busypoll._RUN_POLLER.get()  # no poller was ever made in this run
+
+
+@trio_test
+async def test_one_connection_asking_watches_its_own_socket_only(
+    instruments_added: list[trio.abc.Instrument],
+) -> None:
+    server, _ = build_test_server()
+    async with running_ws(server) as port:
+        url = f"ws://127.0.0.1:{port}/ws"
+        async with open_websocket_client(url) as quiet:
+            async with open_websocket_client(url, busy_poll=RECOMMENDED_BUSY_POLL) as eager:
+                await eager.call_tool("test_simple_text")
+                await quiet.call_tool("test_simple_text")
+                [poller] = instruments_added
+                assert isinstance(poller, _BusyPoll)
+                # Only the asking client's socket is probed, with its budget; the
+                # other client's socket and the server's sockets are not.
+                assert list(poller._budgets.values()) == [[RECOMMENDED_BUSY_POLL]]
+                assert poller._budget == RECOMMENDED_BUSY_POLL
+            # The asking connection closed: the instrument left the run, while the
+            # other connection goes on without it.
+            assert not _installed(poller)
+            assert poller._budgets == {}
+            result = await quiet.call_tool("test_simple_text")
+            assert not result.is_error
+    assert len(instruments_added) == 1

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -14,10 +14,10 @@ import trio
 import trio.testing
 
 from mcpcore import ErrorReceived, NotificationReceived, ProgressReceived, ResponseReceived, types
-from mcpcore.client import InvalidServerResponseError, McpError, Outcome
+from mcpcore.client import InvalidServerResponseError, McpError
 from tests.transports.trio_helpers import trio_test
 from transports import MAX_LISTEN_BACKLOG, MAX_QUEUED_NOTIFICATIONS, ConnectionClosedError
-from transports._client.calls import CallOptions, PendingCall
+from transports._client.calls import CallOptions, CallTimeout, PendingCall, options_of
 from transports._client.deadlines import RESOLUTION, Deadlines
 from transports._client.notifications import NotificationDispatcher, Subscription
 
@@ -35,62 +35,99 @@ def changed(number: int) -> NotificationReceived:
 
 # ------------------------------------------------------------------ PendingCall
 
-#: Both ways a call's timeout is kept: a cancel scope of its own, or the connection's
-#: `Deadlines` task (which may fire up to one `RESOLUTION` late).
-WAYS = pytest.mark.parametrize("way", ["cancel scope", "deadlines"])
 
-Wait = Callable[[PendingCall, float, CallOptions], Awaitable[Outcome]]
+#: Both ways a call's timeout is kept: a cancel scope around the wait (Streamable
+#: HTTP), or the connection's `Deadlines` task (stdio and WebSocket), which may fire up
+#: to one `RESOLUTION` late.
+WAYS = pytest.mark.parametrize("way", ["cancel scope", "deadlines"])
 
 
 @asynccontextmanager
-async def waiting(way: str) -> AsyncIterator[Wait]:
-    """How to wait for a call, the ``way`` given (a `Deadlines` task runs meanwhile)."""
+async def keeping(way: str) -> AsyncIterator[Deadlines | None]:
+    """What keeps the timeouts, the ``way`` given (a `Deadlines` task runs meanwhile)."""
     if way == "cancel scope":
-        yield lambda pending, timeout, options: pending.wait(timeout, options)
+        yield None
         return
     deadlines = Deadlines()
     async with trio.open_nursery() as nursery:
         nursery.start_soon(deadlines.run)
-        yield lambda pending, timeout, options: pending.wait(timeout, options, deadlines=deadlines)
+        yield deadlines
         nursery.cancel_scope.cancel()
 
 
-def assert_elapsed(started: float, seconds: float) -> None:
-    """The wait lasted ``seconds`` (virtual), or at most one bucket more."""
+def assert_elapsed(started: float, seconds: float, way: str) -> None:
+    """The wait lasted ``seconds`` (virtual), exactly, or up to one bucket more."""
     elapsed = trio.current_time() - started
-    assert seconds - 1e-9 <= elapsed <= seconds + RESOLUTION + 1e-9, elapsed
+    late = RESOLUTION if way == "deadlines" else 0.0
+    assert seconds - 1e-9 <= elapsed <= seconds + late + 1e-9, elapsed
+
+
+def test_a_call_timeout_is_its_seconds_and_carries_its_options() -> None:
+    options = CallOptions(progress=print, reset_timeout_on_progress=True)
+    timeout = CallTimeout(2.5, options)
+    assert timeout == 2.5
+    assert f"{timeout:g}" == "2.5"
+    assert options_of(timeout) is options
+    assert options_of(2.5) == CallOptions()
+    assert options_of(None) == CallOptions()
 
 
 @WAYS
 @trio_test(autojump=True)
 async def test_the_answer_ends_the_wait(way: str) -> None:
-    pending = PendingCall()
-    async with waiting(way) as wait, trio.open_nursery() as nursery:
-        nursery.start_soon(_later, 1.0, lambda: pending.resolve(ANSWER))
-        assert await wait(pending, 5, CallOptions()) is ANSWER
-    assert pending.done
+    async with keeping(way) as deadlines:
+        pending = PendingCall()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_later, 1.0, lambda: pending.resolve(ANSWER))
+            started = trio.current_time()
+            assert await pending.wait(5, deadlines=deadlines) is ANSWER
+            assert_elapsed(started, 1.0, way)
+        assert pending.done
+
+
+@WAYS
+@trio_test(autojump=True)
+async def test_an_answer_that_came_first_ends_the_wait_at_once(way: str) -> None:
+    async with keeping(way) as deadlines:
+        pending = PendingCall()
+        pending.resolve(ANSWER)
+        started = trio.current_time()
+        assert await pending.wait(5, deadlines=deadlines) is ANSWER
+        assert_elapsed(started, 0, way)
 
 
 @WAYS
 @trio_test(autojump=True)
 async def test_no_answer_in_time_is_a_timeout_error(way: str) -> None:
-    async with waiting(way) as wait:
+    async with keeping(way) as deadlines:
         started = trio.current_time()
         with pytest.raises(TimeoutError, match="no answer within 2 s"):
-            await wait(PendingCall(), 2, CallOptions())
-        assert_elapsed(started, 2)
+            await PendingCall().wait(2, deadlines=deadlines)
+        assert_elapsed(started, 2, way)
+
+
+@WAYS
+@trio_test(autojump=True)
+async def test_the_timeout_counts_from_when_the_call_started(way: str) -> None:
+    async with keeping(way) as deadlines:
+        started = trio.current_time()
+        await trio.sleep(0.5)  # (a driver's time sending the request)
+        with pytest.raises(TimeoutError):
+            await PendingCall().wait(2, started=started, deadlines=deadlines)
+        assert_elapsed(started, 2, way)
 
 
 @WAYS
 @trio_test(autojump=True)
 async def test_a_lost_connection_ends_the_wait_with_its_error(way: str) -> None:
-    pending = PendingCall()
-    lost = ConnectionClosedError("gone")
-    async with waiting(way) as wait, trio.open_nursery() as nursery:
-        nursery.start_soon(_later, 1.0, lambda: pending.fail(lost))
-        with pytest.raises(ConnectionClosedError) as raised:
-            await wait(pending, 5, CallOptions())
-    assert raised.value is lost
+    async with keeping(way) as deadlines:
+        pending = PendingCall()
+        lost = ConnectionClosedError("gone")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(_later, 1.0, lambda: pending.fail(lost))
+            with pytest.raises(ConnectionClosedError) as raised:
+                await pending.wait(5, deadlines=deadlines)
+        assert raised.value is lost
 
 
 @WAYS
@@ -98,72 +135,80 @@ async def test_a_lost_connection_ends_the_wait_with_its_error(way: str) -> None:
 async def test_a_slow_callback_sees_the_latest_progress_and_the_last_before_the_end(
     way: str,
 ) -> None:
-    pending = PendingCall()
-    seen: list[float] = []
+    async with keeping(way) as deadlines:
+        seen: list[float] = []
 
-    async def slow(value: float, total: float | None, message: str | None) -> None:
-        seen.append(value)
-        await trio.sleep(1)  # progress 2, 3 and 4 and the answer arrive meanwhile
+        async def slow(value: float, total: float | None, message: str | None) -> None:
+            seen.append(value)
+            await trio.sleep(1)  # progress 2, 3 and 4 and the answer arrive meanwhile
 
-    async def server() -> None:
-        for value in (1, 2, 3, 4):
-            pending.progress(progress(value))
-            await trio.sleep(0.1)
-        pending.resolve(ANSWER)
+        pending = PendingCall(CallOptions(progress=slow))
 
-    async with waiting(way) as wait, trio.open_nursery() as nursery:
-        nursery.start_soon(server)
-        assert await wait(pending, 10, CallOptions(progress=slow)) is ANSWER
-    assert seen == [1, 4]
+        async def server() -> None:
+            for value in (1, 2, 3, 4):
+                pending.progress(progress(value))
+                await trio.sleep(0.1)
+            pending.resolve(ANSWER)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(server)
+            assert await pending.wait(10, deadlines=deadlines) is ANSWER
+        assert seen == [1, 4]
 
 
 @WAYS
 @trio_test(autojump=True)
 async def test_progress_resets_the_timeout_only_when_asked(way: str) -> None:
-    async def server(pending: PendingCall) -> None:
-        for value in range(1, 9):  # news every 0.5 s for 4 s, then the answer
+    async with keeping(way) as deadlines:
+
+        async def server(pending: PendingCall) -> None:
+            for value in range(1, 9):  # news every 0.5 s for 4 s, then the answer
+                await trio.sleep(0.5)
+                pending.progress(progress(value))
             await trio.sleep(0.5)
-            pending.progress(progress(value))
-        await trio.sleep(0.5)
-        pending.resolve(ANSWER)
-
-    async with waiting(way) as wait:
-        async with trio.open_nursery() as nursery:
-            pending = PendingCall()
-            nursery.start_soon(server, pending)
-            with pytest.raises(TimeoutError):
-                await wait(pending, 1, CallOptions())
-            nursery.cancel_scope.cancel()
-
-        async with trio.open_nursery() as nursery:
-            pending = PendingCall()
-            nursery.start_soon(server, pending)
-            options = CallOptions(reset_timeout_on_progress=True)
-            assert await wait(pending, 1, options) is ANSWER
+            pending.resolve(ANSWER)
 
         async with trio.open_nursery() as nursery:
             pending = PendingCall()
             nursery.start_soon(server, pending)
             started = trio.current_time()
-            capped = CallOptions(reset_timeout_on_progress=True, max_total_timeout=2.2)
             with pytest.raises(TimeoutError):
-                await wait(pending, 1, capped)
-            assert_elapsed(started, 2.2)
+                await pending.wait(1, deadlines=deadlines)
+            assert_elapsed(started, 1, way)
+            nursery.cancel_scope.cancel()
+
+        async with trio.open_nursery() as nursery:
+            pending = PendingCall(CallOptions(reset_timeout_on_progress=True))
+            nursery.start_soon(server, pending)
+            started = trio.current_time()
+            assert await pending.wait(1, deadlines=deadlines) is ANSWER
+            assert_elapsed(started, 4.5, way)
+
+        async with trio.open_nursery() as nursery:
+            capped = CallOptions(reset_timeout_on_progress=True, max_total_timeout=2.2)
+            pending = PendingCall(capped)
+            nursery.start_soon(server, pending)
+            started = trio.current_time()
+            with pytest.raises(TimeoutError):
+                await pending.wait(1, deadlines=deadlines)
+            assert_elapsed(started, 2.2, way)
             nursery.cancel_scope.cancel()
 
 
 @WAYS
 @trio_test(autojump=True)
 async def test_an_answer_that_arrives_during_an_overlong_callback_still_counts(way: str) -> None:
-    pending = PendingCall()
+    async with keeping(way) as deadlines:
 
-    async def stuck(value: float, total: float | None, message: str | None) -> None:
-        pending.resolve(ANSWER)
-        await trio.sleep_forever()  # cut at the call's deadline
+        async def stuck(value: float, total: float | None, message: str | None) -> None:
+            pending.resolve(ANSWER)
+            await trio.sleep_forever()  # cut at the call's deadline
 
-    pending.progress(progress(1))
-    async with waiting(way) as wait:
-        assert await wait(pending, 1, CallOptions(progress=stuck)) is ANSWER
+        pending = PendingCall(CallOptions(progress=stuck))
+        pending.progress(progress(1))
+        started = trio.current_time()
+        assert await pending.wait(1, deadlines=deadlines) is ANSWER
+        assert_elapsed(started, 1, way)
 
 
 # ------------------------------------------------------------ the dispatcher

@@ -24,7 +24,7 @@ from tests.transports.http_raw import (
     modern_headers,
     running_server,
 )
-from transports import DEFAULT_BUSY_POLL
+from transports import RECOMMENDED_BUSY_POLL
 
 #: Connections sending requests back to back, all along.
 BUSY: int = 16
@@ -74,7 +74,7 @@ async def _newcomer(port: int, tally: _Tally) -> None:
         tally.newcomers_answered += 1
 
 
-@pytest.mark.parametrize("busy_poll", [0.0, DEFAULT_BUSY_POLL])
+@pytest.mark.parametrize("busy_poll", [0.0, RECOMMENDED_BUSY_POLL])
 @http_test
 async def test_a_burst_of_new_connections_waits_a_few_rounds_at_most(busy_poll: float) -> None:
     tally = _Tally()

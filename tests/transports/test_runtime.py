@@ -19,7 +19,7 @@ from mcpcore.framing import OversizedMessage
 from mcpcore.server import Server
 from tests.transports.trio_helpers import trio_test
 from transports._runtime.serving import ServerDriver
-from transports._runtime.writer import MessageWriter
+from transports._runtime.writer import WRITES_PER_TURN, MessageWriter
 
 TEST_TIMEOUT = 10.0
 INFO = types.Implementation(name="runtime-test", version="1")
@@ -60,7 +60,7 @@ async def test_waiting_messages_are_written_together_in_order() -> None:
     stream = RecordingStream()
     writer = MessageWriter(stream)
     for n in range(50):
-        await writer.send(b"%d\n" % n)
+        assert writer.send_nowait(b"%d\n" % n)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
         await writer.aclose()
@@ -68,29 +68,108 @@ async def test_waiting_messages_are_written_together_in_order() -> None:
     assert len(stream.writes) == 1  # 50 messages, one system call
 
 
-@pytest.mark.parametrize("method", ["send", "post"])
+@trio_test(autojump=True)
+async def test_a_sender_on_an_idle_stream_writes_itself_and_later_ones_queue_behind() -> None:
+    stream = RecordingStream(delay=1.0)
+    writer = MessageWriter(stream)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(writer.send, b"first\n")  # idle: written by its sender
+        await stream.started.wait()
+        await writer.send(b"second\n")  # a write is under way: queued
+        await writer.send(b"third\n")
+        assert stream.writes == []  # (still writing the first)
+        await writer.aclose()
+    assert stream.writes == [b"first\n", b"second\nthird\n"]  # in order, the queue joined
+
+
+class Pipe:
+    """A ``write_now`` for `MessageWriter`: takes up to ``room`` bytes per call."""
+
+    def __init__(self, room: int = 1 << 20, *, broken: bool = False) -> None:
+        self.room = room
+        self.broken = broken
+        self.taken: list[bytes] = []
+
+    def __call__(self, data: bytes) -> int:
+        if self.broken:
+            raise trio.BrokenResourceError("the reader is gone")
+        taken = data[: self.room]
+        if taken:
+            self.taken.append(bytes(taken))
+        return len(taken)
+
+
 @trio_run
+async def test_with_write_now_an_idle_sender_writes_at_once_and_the_rest_goes_first() -> None:
+    stream, pipe = RecordingStream(), Pipe(room=4)
+    writer = MessageWriter(stream, write_now=pipe)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.send(b"abc\n")  # taken whole, in the sender's step
+        assert pipe.taken == [b"abc\n"]
+        assert stream.writes == []
+        await writer.send(b"defgh\n")  # the pipe takes 4 bytes; the rest is queued first
+        await writer.send(b"ij\n")  # (behind it)
+        await trio.testing.wait_all_tasks_blocked()
+        await writer.aclose()
+    assert pipe.taken == [b"abc\n", b"defg"]
+    assert stream.writes == [b"h\nij\n"]
+
+
+@trio_run
+async def test_a_sender_whose_writes_never_wait_still_yields() -> None:
+    writer = MessageWriter(RecordingStream(), write_now=Pipe())
+    other_ran = 0
+
+    async def other() -> None:
+        nonlocal other_ran
+        while True:
+            other_ran += 1
+            await trio.lowlevel.checkpoint()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(other)
+        await trio.lowlevel.checkpoint()  # (the other task is running: it never blocks)
+        ran = other_ran
+        for _ in range(WRITES_PER_TURN * 3):
+            await writer.send(b"x\n")  # (never waits: the pipe takes everything)
+        assert other_ran - ran >= 2  # the sender let the other task run
+        nursery.cancel_scope.cancel()
+
+
+@trio_run
+async def test_a_write_now_that_breaks_fails_the_sender_and_every_later_one() -> None:
+    writer = MessageWriter(RecordingStream(), write_now=Pipe(broken=True))
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(writer.run)
+        with pytest.raises(ConnectionError, match="broke"):
+            await writer.send(b"first\n")
+        with pytest.raises(ConnectionError, match="broke"):
+            await writer.send(b"second\n")
+        assert writer.send_nowait(b"third\n") is False
+    assert isinstance(writer.failure, trio.BrokenResourceError)
+
+
+@pytest.mark.parametrize("method", ["send", "post"])
+@trio_test(autojump=True)
 async def test_a_full_queue_makes_senders_wait(method: str) -> None:
     writer = MessageWriter(RecordingStream(), max_queued=2)
+    assert writer.send_nowait(b"a\n")  # (nobody drains the queue: no writer task)
+    assert writer.send_nowait(b"b\n")
     send = getattr(writer, method)
-    await send(b"a\n")
-    await send(b"b\n")
-    with trio.move_on_after(0.1) as waited:
+    with trio.move_on_after(1) as waited:
         await send(b"c\n")
-    assert waited.cancelled_caught  # nobody drains the queue: the sender waits
+    assert waited.cancelled_caught  # the queue is full: the sender waits
     assert writer.send_nowait(b"c\n") is False
 
 
 @trio_run
 async def test_posted_messages_share_one_write_and_go_before_a_later_send() -> None:
     stream = RecordingStream()
-    direct: list[bytes] = []
-
-    def try_write(data: bytes) -> int:  # an idle pipe that takes everything at once
-        direct.append(data)
-        return len(data)
-
-    writer = MessageWriter(stream, try_write=try_write)
+    writer = MessageWriter(stream)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
         await trio.testing.wait_all_tasks_blocked()
@@ -99,31 +178,40 @@ async def test_posted_messages_share_one_write_and_go_before_a_later_send() -> N
         await writer.send(b"answer\n")  # queued behind the posted ones, not written first
         await trio.testing.wait_all_tasks_blocked()
         await writer.aclose()
-    assert direct == []
     assert stream.writes == [b"".join(b"%d\n" % n for n in range(10)) + b"answer\n"]
 
 
+@pytest.mark.parametrize("queued", [False, True], ids=["written-by-sender", "queued"])
 @trio_run
-async def test_a_broken_stream_fails_every_sender() -> None:
+async def test_a_broken_stream_fails_every_sender(queued: bool) -> None:
     stream = RecordingStream(broken=True)
     writer = MessageWriter(stream)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
-        await writer.send(b"first\n")
-        await stream.started.wait()
-        await trio.testing.wait_all_tasks_blocked()
+        if queued:
+            await writer.post(b"first\n")  # the writer task finds the stream broken
+            await stream.started.wait()
+            await trio.testing.wait_all_tasks_blocked()
+        else:
+            with pytest.raises(ConnectionError, match="broke"):
+                await writer.send(b"first\n")  # found broken by the sender itself
         with pytest.raises(ConnectionError, match="broke"):
             await writer.send(b"second\n")
+        with pytest.raises(ConnectionError, match="broke"):
+            await writer.post(b"third\n")
     assert isinstance(writer.failure, trio.BrokenResourceError)
 
 
-@trio_run
-async def test_a_write_in_progress_survives_cancellation_whole() -> None:
-    stream = RecordingStream(delay=0.2)
+@pytest.mark.parametrize("queued", [False, True], ids=["written-by-sender", "queued"])
+@trio_test(autojump=True)
+async def test_a_write_in_progress_survives_cancellation_whole(queued: bool) -> None:
+    stream = RecordingStream(delay=1.0)
     writer = MessageWriter(stream)
     async with trio.open_nursery() as nursery:
         nursery.start_soon(writer.run)
-        await writer.send(b'{"a":1}\n')
+        await trio.testing.wait_all_tasks_blocked()
+        send = writer.post if queued else writer.send
+        nursery.start_soon(send, b'{"a":1}\n')
         await stream.started.wait()
         nursery.cancel_scope.cancel()  # mid-write: the write is shielded
     assert stream.writes == [b'{"a":1}\n']

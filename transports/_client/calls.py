@@ -1,4 +1,4 @@
-"""One call waiting for its answer: timeouts, and progress reported by the caller itself.
+"""One call waiting for its answer: its timeout, and progress reported by the caller itself.
 
 The reader task of a connection never runs user code (shared/STYLE.md: one slow
 progress callback must not stall the connection). It only drops what arrives into the
@@ -9,10 +9,11 @@ when a callback falls behind only the latest value matters: newer progress repla
 what the callback has not seen yet, and the pending progress is always reported before
 the call returns.
 
-Per-call options travel in a context variable: `ClientSession` builds the request and
-hands it to the driver's `Requester.request`, which knows only the id and the bytes;
-the `Client` method sets `CallOptions` around the session call, and the driver reads
-them in the same task.
+How a call waits travels with it, explicitly: the `Client` method gives the session a
+`CallTimeout` (the seconds to wait, a `float`, plus the progress callback and whether
+progress restarts the timeout); the session hands the timeout, untouched, to the
+driver's ``request``, which reads the rest with `options_of`. (The session is the
+sans-IO core: it passes the timeout through and never looks inside.)
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Awaitable, Callable
-from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Final, TypeAlias
 
@@ -33,12 +33,12 @@ from transports._client.deadlines import Deadlines
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_TOTAL_TIMEOUT",
+    "NO_OPTIONS",
     "CallOptions",
+    "CallTimeout",
     "PendingCall",
     "ProgressCallback",
-    "call_options",
-    "call_options_set",
-    "current_call_options",
+    "options_of",
     "report_progress",
 ]
 
@@ -56,7 +56,7 @@ ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], Awaita
 
 @dataclass(frozen=True, slots=True)
 class CallOptions:
-    """How one call waits, beyond its timeout (which the `Requester` receives).
+    """How one call waits, beyond its timeout.
 
     Attributes:
         progress: Called with each progress value the caller gets to see.
@@ -70,65 +70,58 @@ class CallOptions:
     max_total_timeout: float = MAX_TOTAL_TIMEOUT
 
 
-_NO_OPTIONS: Final = CallOptions()
-_CURRENT: ContextVar[CallOptions] = ContextVar("mcpcore_call_options", default=_NO_OPTIONS)
+#: The options of a call that sets none.
+NO_OPTIONS: Final = CallOptions()
 
 
-class call_options:  # noqa: N801  (used as a function: ``with call_options(...)``)
-    """Set the options of the calls made in this task, within the ``with`` block.
+class CallTimeout(float):
+    """A call's timeout in seconds, carrying the `CallOptions` of how it waits.
 
-    Never hold it across a ``yield`` of an async generator: the variable belongs to
-    the task iterating it. (A class, not a generator: it wraps every call.)
+    A `float` (so that it goes through `mcpcore.client.ClientSession`, whose methods
+    take a timeout and hand it to the driver untouched); the driver reads its
+    ``options`` with `options_of`.
     """
 
-    __slots__ = ("_options", "_token")
+    __slots__ = ("options",)
 
-    def __init__(self, options: CallOptions | None) -> None:
-        self._options = options or _NO_OPTIONS
-        self._token: Token[CallOptions] | None = None
+    options: CallOptions
 
-    def __enter__(self) -> None:
-        if self._options is not _NO_OPTIONS or _CURRENT.get() is not _NO_OPTIONS:
-            self._token = _CURRENT.set(self._options)
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._token is not None:
-            _CURRENT.reset(self._token)
+    def __new__(cls, seconds: float, options: CallOptions) -> CallTimeout:
+        timeout = super().__new__(cls, seconds)
+        timeout.options = options
+        return timeout
 
 
-def current_call_options() -> CallOptions:
-    """The options `call_options` set in this task (the defaults when none are set)."""
-    return _CURRENT.get()
-
-
-def call_options_set() -> bool:
-    """Whether `call_options` set options other than the defaults in this task."""
-    return _CURRENT.get() is not _NO_OPTIONS
+def options_of(timeout: float | None) -> CallOptions:
+    """The options a call's timeout carries (`NO_OPTIONS` for a plain number)."""
+    return timeout.options if isinstance(timeout, CallTimeout) else NO_OPTIONS
 
 
 class PendingCall:
     """Where the reader leaves a call's answer and progress for the waiting caller.
 
-    The caller parks itself (`trio.lowlevel.wait_task_rescheduled`) and the reader
-    reschedules it directly (a `trio.Event`
-    would do the same through a parking lot, for a few microseconds more per call):
-    ``_woken`` says something arrived since the caller last looked, ``_waiter`` is the
-    caller's task while it is parked.
+    The caller waits on a `trio.Event`, made afresh each time it waits; the reader sets
+    it whenever something arrives (the answer, a failure, progress), and so does the
+    connection's `Deadlines` when the call's time is up (`expire`).
+
+    Args:
+        options: How the call waits (its progress callback, timeout resets).
     """
 
     __slots__ = (
+        "_arrived",
         "_expired",
         "_failure",
         "_outcome",
         "_progress",
         "_progress_at",
-        "_waiter",
-        "_woken",
+        "options",
     )
 
-    def __init__(self) -> None:
-        self._woken = False
-        self._waiter: trio.lowlevel.Task | None = None
+    def __init__(self, options: CallOptions = NO_OPTIONS) -> None:
+        #: How the call waits.
+        self.options = options
+        self._arrived: trio.Event | None = None  # while the caller waits
         self._outcome: Outcome | None = None
         self._failure: BaseException | None = None
         self._progress: ProgressReceived | None = None
@@ -161,16 +154,13 @@ class PendingCall:
         self._wake()
 
     def expire(self) -> None:
-        """The deadline passed (`transports._client.deadlines.Deadlines`): the caller times out."""
+        """The deadline passed (`transports._client.deadlines.Deadlines`): time out."""
         self._expired = True
         self._wake()
 
     def _wake(self) -> None:
-        self._woken = True
-        task = self._waiter
-        if task is not None:
-            self._waiter = None
-            trio.lowlevel.reschedule(task)
+        if self._arrived is not None:
+            self._arrived.set()
 
     # -- the caller's side ----------------------------------------------------
 
@@ -192,18 +182,17 @@ class PendingCall:
     async def wait(
         self,
         timeout: float,
-        options: CallOptions,
         *,
         started: float | None = None,
         deadlines: Deadlines | None = None,
     ) -> Outcome:
-        """Wait for the answer, reporting progress meanwhile.
+        """Wait for the answer, reporting progress meanwhile (as `options` say).
 
         ``started`` is when the call began (`trio.current_time`), if before now: the
         timeout and the hard limit count from there (a driver may have spent part of
         them sending the request). With ``deadlines``, the connection's `Deadlines`
-        keeps the timeout (no cancel scope per call; it may fire a few milliseconds
-        late); without, a cancel scope does.
+        keeps the timeout (it may fire up to its resolution late); without, a cancel
+        scope around the wait does.
 
         Returns:
             The event that ended the call. Progress that arrived before it has been
@@ -215,10 +204,10 @@ class PendingCall:
                 request on the wire.
             BaseException: The connection's failure, or the progress callback's.
         """
-        clock = trio.current_time()
-        start = clock if started is None else started
-        now: float | None = clock  # (None once something was awaited: read it again)
-        limit = start + options.max_total_timeout if options.reset_timeout_on_progress else math.inf
+        options = self.options
+        start = trio.current_time() if started is None else started
+        reset = options.reset_timeout_on_progress
+        limit = start + options.max_total_timeout if reset else math.inf
         deadline = min(start + timeout, limit)
         key = None if deadlines is None else deadlines.add(self, deadline)
         try:
@@ -227,43 +216,40 @@ class PendingCall:
                     raise self._failure
                 progress, self._progress = self._progress, None
                 if progress is not None:
-                    if options.reset_timeout_on_progress:
+                    if reset:
                         later = min(max(deadline, self._progress_at + timeout), limit)
                         if deadlines is not None and later != deadline:
                             deadlines.discard(self, key)
                             key = deadlines.add(self, later)
-                            self._expired = False  # (the old deadline's, if any)
+                            self._expired = False  # (the old deadline's, if it passed)
                         deadline = later
                     if options.progress is not None:
                         # Bounded by the call's deadline like the rest of the wait.
                         with trio.move_on_at(deadline):
                             await report_progress(options.progress, progress)
-                        now = None
                     continue  # more progress, or the answer, may have come meanwhile
                 if self._outcome is not None:
                     return self._outcome
-                if now is None:
-                    now = trio.current_time()
-                if self._expired or (deadlines is not None and now >= deadline):
+                if self._expired:
                     raise TimeoutError(f"no answer within {timeout:g} s")
-                now = None
-                self._woken = False  # (what woke us so far is dealt with: wait for more)
-                self._waiter = trio.lowlevel.current_task()
-                if deadlines is not None:
-                    await trio.lowlevel.wait_task_rescheduled(self._abort)
-                    continue
-                with trio.move_on_at(deadline) as waiting:
-                    await trio.lowlevel.wait_task_rescheduled(self._abort)
-                if waiting.cancelled_caught and not self._woken:
-                    raise TimeoutError(f"no answer within {timeout:g} s")
+                await self._next(None if deadlines is not None else deadline)
         finally:
             if deadlines is not None:
                 deadlines.discard(self, key)
 
-    def _abort(self, _: object) -> trio.lowlevel.Abort:
-        """The parked caller is cancelled: it is no longer there to wake."""
-        self._waiter = None
-        return trio.lowlevel.Abort.SUCCEEDED
+    async def _next(self, deadline: float | None) -> None:
+        """Wait until something arrives (or ``deadline``, when there is one: then expire)."""
+        arrived = self._arrived = trio.Event()
+        try:
+            if deadline is None:
+                await arrived.wait()
+                return
+            with trio.move_on_at(deadline):
+                await arrived.wait()
+        finally:
+            self._arrived = None
+        if not arrived.is_set():
+            self._expired = True
 
 
 async def report_progress(callback: ProgressCallback, event: ProgressReceived) -> None:

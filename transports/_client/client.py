@@ -55,9 +55,8 @@ from transports._client.calls import (
     DEFAULT_TIMEOUT,
     MAX_TOTAL_TIMEOUT,
     CallOptions,
+    CallTimeout,
     ProgressCallback,
-    call_options,
-    call_options_set,
 )
 from transports._client.notifications import NotificationDispatcher, Subscription
 from transports._client.transport import ClientTransport
@@ -108,9 +107,8 @@ class Client:
         # Progress tokens: unique among our requests in flight, as "the progress token
         # MUST be unique across all active requests" (2024-11-05 utilities/progress).
         self._tokens = itertools.count(1)
-        # The context of a call with no options to set: it holds no state, so every such
-        # call (the common case) shares it.
-        self._plain_call = _Calling(transport, None)
+        # The context of every session call (it holds no state of its own).
+        self._calling_context = _Calling(transport)
 
     # ------------------------------------------------------------ what we know
 
@@ -292,7 +290,6 @@ class Client:
         )
         async with aclosing(pages):
             while True:
-                # The options are set around each page only, never across a yield.
                 with self._calling():
                     try:
                         page = await anext(pages)
@@ -334,11 +331,10 @@ class Client:
             McpError: The server answered with an error.
             ConnectionClosedError: The connection is gone.
         """
-        meta = self._with_token(meta, progress)
-        with self._calling(self._options(progress, reset_timeout_on_progress)):
-            return await self._session.call_tool(
-                name, arguments, meta=meta, timeout=self._wait(timeout)
-            )
+        meta = self._with_token(meta, progress, reset_timeout_on_progress)
+        wait = self._wait(timeout, progress, reset_timeout_on_progress)
+        with self._calling():
+            return await self._session.call_tool(name, arguments, meta=meta, timeout=wait)
 
     async def read_resource(
         self,
@@ -360,11 +356,10 @@ class Client:
             meta: Extra ``_meta`` keys.
             fresh: Ask the server even when a cached result is fresh.
         """
-        meta = self._with_token(meta, progress)
-        with self._calling(self._options(progress, reset_timeout_on_progress)):
-            return await self._session.read_resource(
-                uri, fresh=fresh, meta=meta, timeout=self._wait(timeout)
-            )
+        meta = self._with_token(meta, progress, reset_timeout_on_progress)
+        wait = self._wait(timeout, progress, reset_timeout_on_progress)
+        with self._calling():
+            return await self._session.read_resource(uri, fresh=fresh, meta=meta, timeout=wait)
 
     async def get_prompt(
         self,
@@ -377,11 +372,10 @@ class Client:
         meta: Mapping[str, Any] | None = None,
     ) -> GetPromptResult:
         """Get a prompt, with its arguments (strings); arguments as `call_tool`."""
-        meta = self._with_token(meta, progress)
-        with self._calling(self._options(progress, reset_timeout_on_progress)):
-            return await self._session.get_prompt(
-                name, arguments, meta=meta, timeout=self._wait(timeout)
-            )
+        meta = self._with_token(meta, progress, reset_timeout_on_progress)
+        wait = self._wait(timeout, progress, reset_timeout_on_progress)
+        with self._calling():
+            return await self._session.get_prompt(name, arguments, meta=meta, timeout=wait)
 
     # -------------------------------------------------------------- utilities
 
@@ -492,50 +486,56 @@ class Client:
 
     # ---------------------------------------------------------------- helpers
 
-    def _wait(self, timeout: float | None) -> float:
-        return self._timeout if timeout is None else timeout
+    def _wait(
+        self,
+        timeout: float | None,
+        progress: ProgressCallback | None = None,
+        reset: bool = False,
+    ) -> float:
+        """The timeout handed to the session: seconds, and how progress bears on them.
 
-    def _options(self, progress: ProgressCallback | None, reset: bool) -> CallOptions | None:
+        With a progress callback or resets it is a `CallTimeout`, which the session
+        passes to the transport untouched (see `transports._client.calls`).
+        """
+        seconds = self._timeout if timeout is None else timeout
         if progress is None and not reset:
-            return None
-        return CallOptions(progress, reset, self._max_total_timeout)
+            return seconds
+        return CallTimeout(seconds, CallOptions(progress, reset, self._max_total_timeout))
 
     def _with_token(
-        self, meta: Mapping[str, Any] | None, progress: ProgressCallback | None
+        self, meta: Mapping[str, Any] | None, progress: ProgressCallback | None, reset: bool
     ) -> Mapping[str, Any] | None:
-        if progress is None:
+        """``meta`` with a progress token when the call wants progress.
+
+        To report it, or to restart its timeout on it: a server sends no progress for a
+        request without a token.
+        """
+        if progress is None and not reset:
             return meta
         return {**(meta or {}), _PROGRESS_TOKEN: f"mcpcore-{next(self._tokens)}"}
 
-    def _calling(self, options: CallOptions | None = None) -> _Calling:
-        """Run one session call: its options set, a lost connection reported as such."""
+    def _calling(self) -> _Calling:
+        """Run one session call, a lost connection reported as such."""
         failure = self._transport.failure
         if failure is not None:
             raise failure
-        if options is None and not call_options_set():
-            return self._plain_call
-        return _Calling(self._transport, call_options(options))
+        return self._calling_context
 
 
 class _Calling:
     """The context of session calls (a class, not a generator: it wraps every call).
 
-    It sets ``options`` (a `call_options`) around one call; without options it holds
-    no state, and one is shared by every such call of a client.
-
     A closed `Connection` refuses to build requests (an MRTR retry after the server
     died, say) with `LocalProtocolError`: the reason worth reporting is the transport's.
     """
 
-    __slots__ = ("_options", "_transport")
+    __slots__ = ("_transport",)
 
-    def __init__(self, transport: ClientTransport, options: call_options | None) -> None:
+    def __init__(self, transport: ClientTransport) -> None:
         self._transport = transport
-        self._options = options
 
     def __enter__(self) -> None:
-        if self._options is not None:
-            self._options.__enter__()
+        pass
 
     def __exit__(
         self,
@@ -543,8 +543,6 @@ class _Calling:
         exc_value: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        if self._options is not None:
-            self._options.__exit__()
         if isinstance(exc_value, LocalProtocolError):
             failure = self._transport.failure
             if failure is not None:

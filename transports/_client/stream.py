@@ -1,10 +1,13 @@
 """The client's driver over a message stream: one reader, one writer, callbacks in tasks.
 
 `StreamDriver` is the `ClientTransport` of every transport that carries whole JSON-RPC
-messages both ways on one connection (stdio, WebSocket). Its reader feeds what the
-server sends to the session's `Connection`, and `EventRouter` routes each event
-(`transports._client.routing`), never awaiting user code (shared/DESIGN.md §5); the
-server's requests are answered in tasks of their own, their replies through the writer.
+messages both ways on one connection (stdio, WebSocket). What differs between those
+transports is their `StreamLink`: how messages are framed and read, which tasks the
+connection needs (a subprocess's exit, a WebSocket's pings), how it ends. The driver
+feeds what the link reads to the session's `Connection`, and `EventRouter` routes each
+event (`transports._client.routing`), never awaiting user code (shared/DESIGN.md §5);
+the server's requests are answered in tasks of their own, their replies through the
+link's writer.
 
 Giving up on a call (timeout, trio cancellation, a failing progress callback) cancels
 it on the wire: ``Connection.cancel`` and the ``notifications/cancelled`` it returns,
@@ -16,42 +19,74 @@ every pending call and listen stream at once with the reason.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
-from typing import Final
+from collections.abc import AsyncIterator
+from typing import Any, Final, Generic, Protocol, TypeVar
 
 import trio
 
 from mcpcore import Phase, RemoteProtocolError, ResponseReceived
-from mcpcore.client import Outcome
+from mcpcore.client import ClientSession, Outcome
 from mcpcore.framing import OversizedMessage
 from mcpcore.types import RequestId
-from transports._client.calls import DEFAULT_TIMEOUT, PendingCall, current_call_options
+from transports._client.calls import DEFAULT_TIMEOUT, PendingCall, options_of
 from transports._client.deadlines import Deadlines
 from transports._client.errors import ConnectionClosedError
 from transports._client.notifications import NotificationDispatcher, Subscription
 from transports._client.routing import MAX_SERVER_REQUESTS, EventRouter
 from transports._runtime.writer import MessageWriter
 
-__all__ = ["CANCEL_SEND_TIMEOUT", "FLUSH_TIMEOUT", "DrivenTransport", "StreamDriver"]
+__all__ = ["CANCEL_SEND_TIMEOUT", "StreamDriver", "StreamLink"]
 
 #: Seconds a ``notifications/cancelled`` may wait for room in the write queue. It is
 #: written shielded (a cancelled caller still sends it), so it needs its own bound.
 CANCEL_SEND_TIMEOUT: Final = 5.0
-#: Seconds given to write what is already queued when the client closes.
-FLUSH_TIMEOUT: Final = 2.0
 
 
-class StreamDriver(EventRouter):
-    """Drives one `ClientSession` over a message stream and a `MessageWriter`.
+class StreamLink(Protocol):
+    """What carries a `StreamDriver`'s messages: the part of a transport that differs.
 
-    The reader feeds the server's messages to the `Connection`; `EventRouter` sends
-    each event on. Build it, build the session with it as the requester, `bind` the
-    session; run `read` (and the writer, and the dispatcher, if any) in ``nursery``.
+    Attributes:
+        writer: Where every message to the server goes (the link runs its task).
+    """
+
+    writer: MessageWriter
+
+    def frame(self, message: bytes) -> bytes:
+        """One message as the bytes the transport writes (a line, a text frame)."""
+        ...
+
+    def start(self, nursery: trio.Nursery, driver: StreamDriver[Any]) -> None:
+        """Start the connection's tasks in ``nursery``.
+
+        The writer's, a reader that feeds `StreamDriver.read` and then calls
+        `StreamDriver.fail` with why the messages ended, and whatever else the
+        transport needs.
+        """
+        ...
+
+    async def close(self) -> None:
+        """End the connection once the driver has failed what was pending.
+
+        Flush the writer, say goodbye the transport's way, wait (bounded) for the
+        peer to go. Called shielded, once.
+        """
+        ...
+
+
+_Link = TypeVar("_Link", bound=StreamLink)
+
+
+class StreamDriver(EventRouter, Generic[_Link]):
+    """Drives one `ClientSession` over a `StreamLink` (the stdio and WebSocket transport).
+
+    It is the `ClientTransport` of both. Build it, build the session with it as the
+    requester, then `bind` the session (which starts the link's tasks in ``nursery``).
+    `aclose` ends it all.
 
     Args:
-        nursery: Where the server's requests are answered.
-        writer: Where every message to the server goes.
-        frame: Turns one message into the bytes the transport writes.
+        nursery: Where the link's tasks run and the server's requests are answered;
+            cancelled by `aclose`.
+        link: The transport's side of the connection.
         timeout: Seconds a request waits when the session passes no timeout.
         notifications: Where notifications outside listen streams go, if anywhere.
         max_server_requests: See `MAX_SERVER_REQUESTS`.
@@ -60,9 +95,8 @@ class StreamDriver(EventRouter):
     def __init__(
         self,
         nursery: trio.Nursery,
-        writer: MessageWriter,
+        link: _Link,
         *,
-        frame: Callable[[bytes], bytes],
         timeout: float = DEFAULT_TIMEOUT,
         notifications: NotificationDispatcher | None = None,
         max_server_requests: int = MAX_SERVER_REQUESTS,
@@ -70,15 +104,25 @@ class StreamDriver(EventRouter):
         super().__init__(
             nursery, notifications=notifications, max_server_requests=max_server_requests
         )
-        self._writer = writer
-        self._frame = frame
+        #: The transport's side of the connection.
+        self.link = link
+        self._writer = link.writer
+        self._frame = link.frame
         self._timeout = timeout
-        # The calls' timeouts, kept by one task rather than a cancel scope per call.
+        # The calls' timeouts, kept by one task rather than a cancel scope per call
+        # (see `transports._client.deadlines` for what that buys).
         self._deadlines = Deadlines()
-        nursery.start_soon(self._deadlines.run)
+        self._closing = False
+        self._closed = trio.Event()
         #: Lines dropped unread for being longer than the framer's limit. Their ids are
         #: unknown, so the calls they answered end by their timeouts.
         self.oversized_messages = 0
+
+    def bind(self, session: ClientSession) -> None:
+        """Attach the session whose `Connection` the messages feed; start the link."""
+        super().bind(session)
+        self._nursery.start_soon(self._deadlines.run)
+        self.link.start(self._nursery, self)
 
     async def _deliver(self, data: bytes) -> None:
         """Write one message of ours (see `EventRouter._deliver`)."""
@@ -95,7 +139,7 @@ class StreamDriver(EventRouter):
         # "The client MUST NOT attempt to cancel its initialize request" (2024-11-05
         # basic/lifecycle): when we stop waiting for it, the connection is useless.
         uncancellable = self.session.connection.phase is Phase.INITIALIZING
-        pending = PendingCall()
+        pending = PendingCall(options_of(timeout))
         self.calls[request_id] = pending
         try:
             # `reply` inlined, and try/except rather than contextlib.suppress: a context
@@ -104,11 +148,8 @@ class StreamDriver(EventRouter):
                 await self._writer.send(self._frame(data))
             except ConnectionError:
                 pass  # the writer broke: `fail` will say why, or the timeout ends the wait
-            return await pending.wait(
-                self._timeout if timeout is None else timeout,
-                current_call_options(),
-                deadlines=self._deadlines,
-            )
+            wait = self._timeout if timeout is None else timeout
+            return await pending.wait(wait, deadlines=self._deadlines)
         except BaseException as exc:
             if not pending.done and self.failure is None:
                 if uncancellable:
@@ -203,10 +244,21 @@ class StreamDriver(EventRouter):
     # ---------------------------------------------------------------- the end
 
     async def aclose(self) -> None:
-        """Fail what is pending ("the client closed the connection"), flush the writer."""
-        self.fail(ConnectionClosedError("the client closed the connection"))
+        """Fail pending calls, end the connection (`StreamLink.close`), stop its tasks.
+
+        Always closes, even when cancelled; closing twice waits for the first close.
+        """
         with trio.CancelScope(shield=True):
-            await self._writer.aclose(flush_timeout=FLUSH_TIMEOUT)
+            if self._closing:
+                await self._closed.wait()
+                return
+            self._closing = True
+            try:
+                self.fail(ConnectionClosedError("the client closed the connection"))
+                await self.link.close()
+            finally:
+                self._nursery.cancel_scope.cancel()
+                self._closed.set()
 
 
 def _why(exc: BaseException) -> str:
@@ -215,37 +267,3 @@ def _why(exc: BaseException) -> str:
     if isinstance(exc, trio.Cancelled):
         return "cancelled by the client"
     return f"the client gave up ({type(exc).__name__})"
-
-
-class DrivenTransport:
-    """The `ClientTransport` methods of a transport whose `StreamDriver` does the work.
-
-    A transport (stdio, WebSocket) sets ``driver`` and adds its own start and close.
-    """
-
-    driver: StreamDriver
-
-    @property
-    def failure(self) -> ConnectionClosedError | None:
-        """Why the connection is gone, once it is."""
-        return self.driver.failure
-
-    async def request(
-        self, request_id: RequestId, data: bytes, *, timeout: float | None = None
-    ) -> Outcome:
-        """See `StreamDriver.request`."""
-        return await self.driver.request(request_id, data, timeout=timeout)
-
-    async def send(self, data: bytes) -> None:
-        """See `StreamDriver.send`."""
-        await self.driver.send(data)
-
-    async def open_listen(
-        self, subscription: Subscription, request_id: RequestId, data: bytes
-    ) -> None:
-        """See `StreamDriver.open_listen`."""
-        await self.driver.open_listen(subscription, request_id, data)
-
-    async def close_listen(self, request_id: RequestId) -> None:
-        """See `StreamDriver.close_listen`."""
-        await self.driver.close_listen(request_id)

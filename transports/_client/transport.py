@@ -1,18 +1,20 @@
-"""What a `Client` needs from a transport: the contract each client driver fulfils.
+"""What a `Client` needs from a transport: the one contract every client driver fulfils.
 
 A transport is a `mcpcore.client.Requester` (it writes requests and returns the events
 that end them) plus the few things the protocol does differently on each wire: a
 2026-07-28 listen stream is a long-lived request on stdio, an SSE response on HTTP;
 giving up on it is ``notifications/cancelled`` on one and closing the stream on the
-other. The stdio driver (`transports._client.stream.StreamDriver`) is one; an HTTP
-driver plugs in the same way.
+other. The same object is the session's requester and the `Client`'s transport. Two
+implement it: `transports._client.stream.StreamDriver` (stdio and WebSocket, each with
+its own `transports._client.stream.StreamLink`) and the Streamable HTTP transport
+(`transports._http.client.streamable.StreamableTransport`).
 """
 
 from __future__ import annotations
 
 from typing import Protocol
 
-from mcpcore.client import Outcome
+from mcpcore.client import ClientSession, Outcome
 from mcpcore.types import RequestId
 from transports._client.errors import ConnectionClosedError
 from transports._client.notifications import Subscription
@@ -22,6 +24,10 @@ __all__ = ["ClientTransport"]
 
 class ClientTransport(Protocol):
     """A client driver: moves the bytes, waits for answers, fails calls when it breaks."""
+
+    def bind(self, session: ClientSession) -> None:
+        """Attach the session built over this transport, and start moving messages."""
+        ...
 
     @property
     def failure(self) -> ConnectionClosedError | None:
@@ -33,7 +39,8 @@ class ClientTransport(Protocol):
     ) -> Outcome:
         """`mcpcore.client.Requester.request`, with `transports._client.calls` options.
 
-        Reads `current_call_options` for progress and timeout resets. On timeout and on
+        A ``timeout`` that is a `transports._client.calls.CallTimeout` also says how the
+        call waits (its progress callback, timeout resets). On timeout and on
         cancellation the request is given up on the wire; `TimeoutError` on timeout,
         the connection's `ConnectionClosedError` when it is gone.
         """

@@ -21,7 +21,6 @@ import trio
 from transports._client.errors import ConnectionClosedError
 from transports._net.client_connection import HttpConnection
 from transports._net.url import HttpUrl
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -57,8 +56,8 @@ class ConnectionPool:
         max_connections: See `MAX_CLIENT_CONNECTIONS`.
         max_idle: See `MAX_IDLE_CONNECTIONS`.
         connect_timeout: See `CONNECT_TIMEOUT`.
-        busy_poll: Seconds to spin waiting for an answer before the event loop sleeps
-            (`transports.DEFAULT_BUSY_POLL`); 0 never spins.
+        busy_poll: Seconds to spin waiting for an answer before the event loop sleeps;
+            0 (the default) never spins (see `transports.RECOMMENDED_BUSY_POLL`).
     """
 
     def __init__(
@@ -69,7 +68,7 @@ class ConnectionPool:
         max_connections: int = MAX_CLIENT_CONNECTIONS,
         max_idle: int = MAX_IDLE_CONNECTIONS,
         connect_timeout: float = CONNECT_TIMEOUT,
-        busy_poll: float = DEFAULT_BUSY_POLL,
+        busy_poll: float = 0.0,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")

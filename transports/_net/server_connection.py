@@ -158,7 +158,7 @@ class HttpConnection:
             half-closeable trio stream).
         application: What answers each request.
         limits: The server's limits.
-        busy_poll: See `transports.DEFAULT_BUSY_POLL`.
+        busy_poll: See `transports.RECOMMENDED_BUSY_POLL` (0: off).
         budget: Where a body's bytes beyond `transports._net.partial.PARTIAL_FLOOR` are
             reserved while it arrives (the process's, by default).
     """

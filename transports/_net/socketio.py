@@ -1,21 +1,18 @@
-"""Reading and writing a TCP socket without a scheduler round trip per message.
+"""Writing a TCP socket at once: where WebSocket (and HTTP/1.1) go below trio's stream API.
 
-The pipes of stdio are read and written on their descriptors directly
-(`transports._runtime.fdio`); a WebSocket's socket gets the same treatment, for the same
-reason: trio's ``receive_some`` and ``send_all`` pass through the scheduler before any
-byte moves, and on a request-response connection those turns of the event loop are the
-largest cost left once the protocol work is done (measured for this transport: see
-bench/README.md, layer ``websocket``).
-
-* `direct_writer` gives `transports._runtime.writer.MessageWriter` its ``try_write``: a message
-  on an idle connection is written by the task that made it, at once, without waking
-  the writer task. Whatever the socket does not take goes through the writer task.
-* `read_some` reads what the socket holds; only when it holds nothing does it wait.
-  A reader that finds data every time would never let the connection's other tasks
-  (or the other connections) run: its caller yields after each read that did not wait.
-
-Both only apply to a plain `trio.SocketStream` (TLS has its own buffering); anything
-else is read and written through its stream methods.
+`direct_writer` writes what a plain `trio.SocketStream`'s socket takes at once, on its
+descriptor, in the task that made the message; a
+`transports._runtime.writer.MessageWriter` given it (the WebSocket channel's) queues
+whatever is left for its writer task. ``SocketStream.send_all`` tries the write first
+too, but then passes through the scheduler, and the sender holds the stream meanwhile:
+with many handlers answering at once, every answer after the first waits for the
+writer task. Measured side by side (WebSocket tools/call as in ``python -m bench --only
+websocket --busy-poll 0``, interleaved runs against ``send_all``, on this project's 2-core
+VM): 1.25x the calls per second one call at a time, 2x at 8 in flight, 1.6x at 64, 2x at
+256; well past the 15% the house rule asks for going below a library's API. The HTTP/1.1
+connections (`transports._net.server_connection`, `transports._net.client_connection`)
+use it for their answers and requests as well. TLS streams are written through their
+stream methods (`direct_writer` gives None).
 """
 
 from __future__ import annotations
@@ -26,25 +23,24 @@ from collections.abc import Callable
 
 import trio
 
-__all__ = ["direct_writer", "read_some"]
+__all__ = ["direct_writer"]
 
 
-def direct_writer(
-    stream: trio.abc.Stream, defer: Callable[[], bool] | None = None
-) -> Callable[[bytes], int] | None:
-    """A ``try_write`` for ``stream``'s socket, or None when it is not a plain socket.
+def direct_writer(stream: trio.abc.Stream) -> Callable[[bytes], int] | None:
+    """A function writing what ``stream``'s socket takes now, without waiting.
 
-    While ``defer()`` says so, it writes nothing (the message goes to the writer task,
-    which joins whatever is waiting into one write).
+    It returns how many bytes that was (0 when the socket's buffer is full). None when
+    ``stream`` is not a plain `trio.SocketStream`.
+
+    Raises (from the function):
+        trio.ClosedResourceError: The socket was closed (by us).
+        trio.BrokenResourceError: The connection broke (the peer reset it...).
     """
     if not isinstance(stream, trio.SocketStream):
         return None
     sock = stream.socket
 
-    def try_write(data: bytes) -> int:
-        """Write what the socket takes now, without waiting; how many bytes that was."""
-        if defer is not None and defer():
-            return 0
+    def write(data: bytes) -> int:
         try:
             # fileno() each time: a closed socket says -1 (EBADF), never a reused number.
             return os.write(sock.fileno(), data)
@@ -53,31 +49,7 @@ def direct_writer(
         except OSError as exc:
             raise _translated(exc) from None
 
-    return try_write
-
-
-async def read_some(stream: trio.abc.Stream, size: int) -> tuple[bytes, bool]:
-    """Up to ``size`` bytes from ``stream`` (b"" at the end), waiting only if it has none.
-
-    Also says whether it waited (went through the scheduler): a reader whose reads
-    never wait must yield by itself now and then (see `transports._websocket.channel`).
-
-    Raises:
-        trio.ClosedResourceError: The stream was closed (by us).
-        trio.BrokenResourceError: Reading failed (the peer reset the connection...).
-    """
-    if not isinstance(stream, trio.SocketStream):
-        return bytes(await stream.receive_some(size)), True
-    sock = stream.socket
-    waited = False
-    while True:
-        try:
-            return os.read(sock.fileno(), size), waited
-        except BlockingIOError:
-            await trio.lowlevel.wait_readable(sock)
-            waited = True
-        except OSError as exc:
-            raise _translated(exc) from None
+    return write
 
 
 def _translated(exc: OSError) -> trio.ClosedResourceError | trio.BrokenResourceError:

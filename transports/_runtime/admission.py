@@ -10,23 +10,19 @@ answers to the server's own questions reach the handlers waiting for them. Only 
 the queue is full (`MAX_WAITING_REQUESTS`, or `MAX_WAITING_BYTES`) does the reader stop,
 which is the backpressure (shared/DESIGN.md §5).
 
-`abandon_request` forgets a request that will never be answered (cancelled before or
-while it ran, or dropped because its connection ended), so that its id does not stay
-"in flight" in the `mcpcore.Connection` for the connection's lifetime.
+A request that will never be answered (cancelled before or while it ran, or dropped
+because its connection ended) is forgotten with `mcpcore.Connection.abandon`, so that
+its id does not stay "in flight" for the connection's lifetime.
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Hashable
 from typing import Final, Generic, TypeVar
 
 import trio
 
-from mcpcore import Connection, LocalProtocolError, jsonrpc
-from mcpcore.types import RequestId
-
-__all__ = ["MAX_WAITING_BYTES", "MAX_WAITING_REQUESTS", "AdmissionQueue", "abandon_request"]
+__all__ = ["MAX_WAITING_BYTES", "MAX_WAITING_REQUESTS", "AdmissionQueue"]
 
 #: Requests of one connection read ahead while every handler slot is taken. Reading on
 #: is what lets a cancellation of a waiting request be seen before it starts; a client
@@ -39,17 +35,6 @@ MAX_WAITING_REQUESTS: Final = 64
 MAX_WAITING_BYTES: Final = 1024 * 1024
 
 _Job = TypeVar("_Job")
-
-
-def abandon_request(connection: Connection, request_id: RequestId) -> None:
-    """Forget the peer's request ``request_id``: it will never be answered.
-
-    (The core's answering methods close a request; for one the peer cancelled they
-    write nothing, and for any other the answer is dropped here: its connection is
-    ending.) Nothing happens for a request that is not open.
-    """
-    with contextlib.suppress(LocalProtocolError):
-        connection.send_error(request_id, jsonrpc.INTERNAL_ERROR, "Request abandoned")
 
 
 class AdmissionQueue(Generic[_Job]):

@@ -1,13 +1,18 @@
 """Busy polling: spin briefly before the event loop sleeps, when a peer answers fast.
 
+**Off unless asked for.** Every ``serve_*`` and ``open_*_client`` takes ``busy_poll=0``
+by default: an application that never asks gets no instrument in its trio run and no
+spinning, ever. Pass `RECOMMENDED_BUSY_POLL` (or your own budget) to opt in.
+
 On a request-response connection most of a round trip is not work but waking up. A
 process that blocks in ``epoll_wait`` gives its CPU back; when the answer arrives the
 kernel must wake it, and on a virtual machine that costs tens of microseconds per wake-up
 (measured on this project's 2-core VM: a bare pipe ping-pong between two trio processes
 does ~6k round trips/s when both sleep and ~150k/s when both spin; our stdio tools/call,
-sequential, goes from ~3.4k to ~8.8k calls/s, ``python -m bench --busy-poll 0`` vs the
-default). Spinning is what kernels do for the same
-reason (``SO_BUSY_POLL``) and what Go's scheduler does before parking a thread.
+sequential, goes from ~3.4k to ~8.8k calls/s with `RECOMMENDED_BUSY_POLL` on both
+sides, ``python -m bench --busy-poll 0`` against ``--busy-poll 0.0005``). Spinning is
+what kernels do for the same reason (``SO_BUSY_POLL``) and what Go's scheduler does
+before parking a thread.
 
 So, while a connection is registered here (`BusyPolling`), each time the trio loop is
 about to sleep (a `trio.abc.Instrument`'s ``before_io_wait``: no task is runnable), we
@@ -15,11 +20,24 @@ first ask the kernel, without waiting, whether a registered descriptor has data,
 and again for up to the spin budget. As soon as one has, we stop and the loop's own
 ``epoll_wait`` returns at once, without a sleep.
 
+What it costs, and to whom:
+
+* CPU: up to one budget of spinning per sleep of the loop, on the CPU the peer is not
+  using; the back-off below keeps a slow peer from costing more.
+* The rest of the application, while any connection of the run is registered: a trio
+  run has one loop and one sleep, so the spin happens before every sleep of the run,
+  whatever the task that is about to wait. It only watches the registered descriptors:
+  data arriving on another socket or pipe of the application is seen when the spin
+  ends, up to one budget (at most `RECOMMENDED_BUSY_POLL`, 0.5 ms, if that is what was
+  asked) later than without it. Timers are never late: a spin never passes the loop's
+  next deadline. Connections that did not ask are not watched, and once the last
+  registration closes the instrument is removed from the run.
+
 It is bounded and adaptive, because spinning burns the CPU it saves nothing on when the
 peer is slow:
 
-* one spin lasts at most the budget (`DEFAULT_BUSY_POLL`, or what the transport was
-  given), never past the loop's next deadline;
+* one spin lasts at most the budget (the largest one registered), never past the
+  loop's next deadline;
 * a spin that catches nothing switches spinning off; it comes back on once sleeps turn
   out short (`SHORT_SLEEP_BUDGETS`: the peer is quick again), after one such sleep, then
   two, four... for each further miss in a row (`MAX_BACKOFF`). A connection whose peer
@@ -43,17 +61,25 @@ from typing import Final
 
 import trio
 
-__all__ = ["DEFAULT_BUSY_POLL", "MAX_BACKOFF", "SHORT_SLEEP_BUDGETS", "BusyPolling", "socket_fd"]
+__all__ = [
+    "MAX_BACKOFF",
+    "RECOMMENDED_BUSY_POLL",
+    "SHORT_SLEEP_BUDGETS",
+    "BusyPolling",
+    "socket_fd",
+]
 
-#: Seconds a connection spins, at most, before its event loop sleeps. Longer than the
-#: time the other side of a small tools/call takes (on the project's VM: ~100 µs for our
-#: stdio server, ~250-300 µs over HTTP, where h11 parses every message on both sides),
-#: so that a client spins through it, and a server through its client's turn to send the
-#: next request; short enough that the CPU a miss burns is small next to what the peer
-#: was doing. Measured, sequential: stdio 50 µs gave 2x, 200 µs 2.5x the calls per
-#: second, 500 µs the same as 200; HTTP 200 µs ~1.1x (the peer's turn was longer than
-#: the spin), 500 µs ~1.3x.
-DEFAULT_BUSY_POLL: Final = 500e-6
+#: The budget we recommend when you opt in to busy polling (``busy_poll=`` of every
+#: ``serve_*`` and ``open_*_client``, ``mcpcore serve --busy-poll``; the default is 0:
+#: off). Seconds a connection spins, at most, before its event loop sleeps. Longer than
+#: the time the other side of a small tools/call takes (on the project's VM: ~100 µs for
+#: our stdio server, ~250-300 µs over HTTP, where h11 parses every message on both
+#: sides), so that a client spins through it, and a server through its client's turn to
+#: send the next request; short enough that the CPU a miss burns is small next to what
+#: the peer was doing. Measured, sequential: stdio 50 µs gave 2x, 200 µs 2.5x the calls
+#: per second, 500 µs the same as 200; HTTP 200 µs ~1.1x (the peer's turn was longer
+#: than the spin), 500 µs ~1.3x.
+RECOMMENDED_BUSY_POLL: Final = 500e-6
 
 
 def _cpus() -> int:
@@ -198,8 +224,10 @@ class BusyPolling:
     ``BusyPolling(fd, budget)`` spins up to ``budget`` seconds on ``fd`` before this trio
     run sleeps, until `close` (or the end of a ``with`` block). ``fd`` is a descriptor
     the peer's messages arrive on (a pipe, a socket); close the registration before the
-    descriptor. A budget of 0 (or a one-CPU machine) registers nothing. Create it from
-    within `trio.run`.
+    descriptor. A budget of 0 (or a one-CPU machine) registers nothing and installs
+    nothing. While any registration is open, every sleep of the run is preceded by the
+    spin (see the module docstring for what that costs the rest of the application).
+    Create it from within `trio.run`.
     """
 
     __slots__ = ("_budget", "_fd", "_poller")

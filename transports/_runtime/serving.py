@@ -22,7 +22,7 @@ cannot deadlock the connection.
 
 A request that will never be answered (cancelled while it waited or ran, or still
 waiting when the connection ends) is forgotten by the connection's `mcpcore.Connection`
-(`transports._runtime.admission.abandon_request`), so that its id does not stay in flight.
+(`mcpcore.Connection.abandon`), so that its id does not stay in flight.
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ from transports._runtime.admission import (
     MAX_WAITING_BYTES,
     MAX_WAITING_REQUESTS,
     AdmissionQueue,
-    abandon_request,
 )
 from transports._runtime.requestlog import answer, log_protocol_error
 from transports._runtime.workers import WorkerPool
@@ -173,14 +172,14 @@ class ServerDriver:
             self._fail_waiters()
             if self._queue is not None:
                 for job in self._queue.clear():  # (never started: the client is gone)
-                    abandon_request(connection, job.event.request_id)
+                    connection.abandon(job.event.request_id)
             server.detach(connection)
 
     async def _route(self, event: object) -> None:
         if isinstance(event, CancelRequested):
             request_id = event.request_id
             if self._queue is not None and self._queue.drop(request_id) is not None:
-                abandon_request(self._connection, request_id)  # it never starts
+                self._connection.abandon(request_id)  # it never starts
             elif self._handlers is not None:
                 self._handlers.cancel(request_id)
             self._server.request_cancelled(self._connection, request_id)
@@ -220,13 +219,13 @@ class ServerDriver:
             pass  # the client is gone: nobody to answer
         finally:
             if not answered:  # cancelled (or the client left): never answered
-                abandon_request(self._connection, job.event.request_id)
+                self._connection.abandon(job.event.request_id)
             job.release()
             self._check_drained(1)  # (this one is still counted until it returns)
 
     async def _abandon(self, job: _Request) -> None:
         """A request cancelled after it got a slot, before its worker ran: it never starts."""
-        abandon_request(self._connection, job.event.request_id)
+        self._connection.abandon(job.event.request_id)
         job.release()
         self._check_drained(0)
 

@@ -16,8 +16,11 @@ it. The guarantees of a task per request hold:
   its worker gives it to ``abandon`` instead, so that what it holds (a handler slot,
   a stream waiting for its answer) is still given back.
 
-Handing a request over is one ``reschedule`` of an idle worker (or a new worker when
-none is idle). At most `MAX_IDLE_WORKERS` wait idle; the rest exit.
+An idle worker waits on a `trio.Event`: handing a request over is leaving it in the
+worker's `_Inbox` and setting that event (when no worker is idle, a new one starts with
+the request). At most `MAX_IDLE_WORKERS` wait idle; the rest exit. (An unbuffered memory
+channel does the same handing over at ~2 µs more per request, measured here: a tenth of
+the whole CPU per request of stdio tools/call at 64 in flight.)
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Final, Generic, TypeVar
 
-import outcome
 import trio
 
 __all__ = ["MAX_IDLE_WORKERS", "WorkerPool"]
@@ -66,7 +68,7 @@ class WorkerPool(Generic[_Job]):
         self._abandon = abandon
         self._key = key
         self._max_idle = max_idle
-        self._idle: list[trio.lowlevel.Task] = []
+        self._idle: list[_Inbox[_Job]] = []  # the inboxes of the workers waiting in `_next`
         self._scopes: dict[Hashable, trio.CancelScope] = {}
         # The scopes `cancel` cancelled, whose workers have not retired them yet. (Kept
         # here rather than asked of `CancelScope.cancel_called`, which reads the clock.)
@@ -85,7 +87,9 @@ class WorkerPool(Generic[_Job]):
         """Start ``job`` at once: on an idle worker, or on a new one."""
         self._starting.add(self._key(job))
         if self._idle:
-            trio.lowlevel.reschedule(self._idle.pop(), outcome.Value(job))
+            inbox = self._idle.pop()
+            inbox.job = job
+            inbox.handed.set()
         else:
             self._nursery.start_soon(self._work, job)
 
@@ -102,9 +106,10 @@ class WorkerPool(Generic[_Job]):
         return False
 
     async def _work(self, job: _Job | None) -> None:
+        inbox = _Inbox[_Job]()
         while True:
             if job is None:
-                job = await self._next()
+                job = await self._next(inbox)
                 if job is None:
                     return
             with trio.CancelScope() as scope:
@@ -125,20 +130,31 @@ class WorkerPool(Generic[_Job]):
                     if scope in self._spent:
                         self._spent.discard(scope)
                         break  # a cancellation used this scope up: take a fresh one
-                    job = await self._next()
+                    job = await self._next(inbox)
                     if job is None:
                         return
 
-    async def _next(self) -> _Job | None:
+    async def _next(self, inbox: _Inbox[_Job]) -> _Job | None:
         """Wait for the next job; None when enough workers are idle already."""
         if len(self._idle) >= self._max_idle:
             return None
-        task = trio.lowlevel.current_task()
-        self._idle.append(task)
+        handed = inbox.handed = trio.Event()
+        inbox.job = None
+        self._idle.append(inbox)
+        try:
+            await handed.wait()
+        except BaseException:
+            if inbox in self._idle:  # (cancelled while idle: nobody will hand it a job)
+                self._idle.remove(inbox)
+            raise
+        return inbox.job
 
-        def abort(_: object) -> trio.lowlevel.Abort:
-            self._idle.remove(task)
-            return trio.lowlevel.Abort.SUCCEEDED
 
-        job: _Job = await trio.lowlevel.wait_task_rescheduled(abort)
-        return job
+class _Inbox(Generic[_Job]):
+    """Where a worker is handed its next job (one per worker, for its whole life)."""
+
+    __slots__ = ("handed", "job")
+
+    def __init__(self) -> None:
+        self.handed = trio.Event()  # (a fresh one each time the worker waits)
+        self.job: _Job | None = None

@@ -14,12 +14,13 @@ three properties the runtime needs (shared/DESIGN.md §5, STYLE habit 6):
 The queue is bounded: when the peer does not read, senders wait (backpressure) instead
 of piling up memory.
 
-When nothing is queued and nothing is being written, a sender given a ``try_write``
-writes its message itself, at once, without waking the writer task: one message on an
-idle connection (the sequential request-response case) then costs no trip through the
-scheduler. Whatever the pipe does not take at once goes to the queue, first in line, and
-the writer task finishes it; order is kept either way, and nothing a sender does can be
-interrupted half-way, since the direct write never waits.
+When nothing is queued and nothing is being written, a sender writes its own message
+instead of waking the writer task: one message on an idle connection (the sequential
+request-response case) then costs no hand-over to another task. It writes with the
+stream's ``send_all``, shielded and bounded like the writer task's writes, or, when the
+transport gives one (``write_now``: stdio's pipes, see `transports._stdio.pipes`), with
+a function that writes what the stream takes at once without waiting; what that leaves
+goes to the queue, first in line. Order is kept either way.
 """
 
 from __future__ import annotations
@@ -30,12 +31,11 @@ from typing import Final
 
 import trio
 
-from transports._runtime.fdio import EAGER_TURNS
-
 __all__ = [
     "MAX_COALESCED_BYTES",
     "MAX_QUEUED_MESSAGES",
     "POSTS_PER_TURN",
+    "WRITES_PER_TURN",
     "WRITE_TIMEOUT",
     "MessageWriter",
 ]
@@ -53,6 +53,10 @@ MAX_COALESCED_BYTES: Final = 256 * 1024
 #: overhead near 1k per message, and a flooding handler holds the loop for about a
 #: millisecond at most. Below `MAX_QUEUED_MESSAGES`, so a turn's batch fits the queue.
 POSTS_PER_TURN: Final = 64
+#: Messages a sender writes itself with ``write_now`` (which never waits, so never
+#: yields) before it yields to the scheduler anyway, so that a task writing a flood
+#: cannot starve the connection's other tasks.
+WRITES_PER_TURN: Final = 16
 #: Seconds one write may take once started (it is shielded from cancellation, so it
 #: needs its own bound): a peer that reads nothing for this long is treated as gone.
 WRITE_TIMEOUT: Final = 30.0
@@ -63,26 +67,38 @@ class MessageWriter:
 
     Run `run` in a task of the connection's nursery, then call `send` from any task.
     ``aclose`` (or closing the stream) ends it.
+
+    Args:
+        stream: Where the messages go.
+        write_now: Writes what ``stream`` takes at once, without waiting, and says how
+            many bytes that was (see the module docstring); None: ``send_all``.
+        max_queued: See `MAX_QUEUED_MESSAGES`.
+        write_timeout: See `WRITE_TIMEOUT`.
     """
 
     def __init__(
         self,
         stream: trio.abc.SendStream,
         *,
-        try_write: Callable[[bytes], int] | None = None,
+        write_now: Callable[[bytes], int] | None = None,
         max_queued: int = MAX_QUEUED_MESSAGES,
         write_timeout: float = WRITE_TIMEOUT,
     ) -> None:
         if max_queued < 1:
             raise ValueError("max_queued must be at least 1")
         self._stream = stream
-        self._try_write = try_write
+        self._write_now = write_now
+        self._written_now = 0  # messages written with write_now since the last yield
         self._write_timeout = write_timeout
         self._send_channel, self._receive_channel = trio.open_memory_channel[bytes](max_queued)
-        self._queued = 0  # messages in the channel, not yet taken by the writer task
-        self._writing = False  # the writer task holds messages it has not written yet
-        self._eager = 0  # direct writes since the last checkpoint
         self._posted = 0  # messages posted since the last checkpoint
+        # Held by whoever is writing to the stream: the writer task, or a sender writing
+        # its own message (see `send`).
+        self._writing = trio.Lock()
+        # Messages handed to the channel and not written yet (queued, on their way to
+        # the writer task, or in its hands): a sender may write its own only when none.
+        self._unwritten = 0
+        self._closed = False  # `aclose` was called: nothing more is taken
         self._done = trio.Event()
         #: Why writing stopped, once it has (the peer went away, or we closed).
         self.failure: BaseException | None = None
@@ -90,50 +106,71 @@ class MessageWriter:
     async def send(self, data: bytes) -> None:
         """Write one framed message, or queue it; waits while the queue is full.
 
+        On an idle stream the sender writes the message itself (see the module
+        docstring).
+
         Raises:
             ConnectionError: The stream is closed or broken; nothing more can be written.
         """
-        if self._try_write is not None and not self._writing and not self._queued:
-            data = self._write_now(data)
+        if not self._unwritten and not self._writing.locked():
+            if self._closed or self.failure is not None:
+                raise ConnectionError(self._why_closed())
+            if self._write_now is None:
+                await self._send_all_now(data)
+                return
+            data = self._written_at_once(data)
             if not data:
-                self._eager += 1
-                if self._eager >= EAGER_TURNS:  # a sender that never waits still yields
-                    self._eager = 0
+                self._written_now += 1
+                if self._written_now >= WRITES_PER_TURN:
+                    self._written_now = 0
                     await trio.lowlevel.checkpoint()
                 return
-        self._queued += 1
+            # (What the stream did not take goes to the queue: it is empty, so first.)
+        self._unwritten += 1
         try:
             await self._send_channel.send(data)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
-            self._queued -= 1
+            self._unwritten -= 1
             raise ConnectionError(self._why_closed()) from self.failure
         except BaseException:
-            self._queued -= 1
+            self._unwritten -= 1  # (cancelled while waiting for room: not queued)
             raise
 
-    def _write_now(self, data: bytes) -> bytes:
-        """Write what the stream takes at once; what it did not take."""
-        assert self._try_write is not None
-        if self.failure is not None or self._done.is_set():
-            raise ConnectionError(self._why_closed())
+    async def _send_all_now(self, data: bytes) -> None:
+        """Write ``data`` in the sender's task, as the writer task would."""
+        writing = self._writing
+        writing.acquire_nowait()
         try:
-            sent = self._try_write(data)
+            await self._write(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
+            raise self._broken(exc) from exc
+        finally:
+            writing.release()
+
+    def _written_at_once(self, data: bytes) -> bytes:
+        """Write what the stream takes now (``write_now``); what it did not take."""
+        assert self._write_now is not None
+        try:
+            sent = self._write_now(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
-            self.failure = exc
-            self._send_channel.close()
-            raise ConnectionError(self._why_closed()) from exc
+            raise self._broken(exc) from exc
         return data[sent:]
+
+    def _broken(self, exc: BaseException) -> ConnectionError:
+        """Writing failed: nothing more will be written (the writer task ends too)."""
+        self.failure = exc
+        self._send_channel.close()
+        return ConnectionError(self._why_closed())
 
     async def post(self, data: bytes) -> None:
         """Queue one framed message for the writer task, without writing it here.
 
         For notifications a handler may send in floods (progress, log messages): the
-        writer task joins whatever is waiting into one write, where `send`'s direct
-        write would cost a system call (and a wake-up of the peer) per message. What
-        it skips: the direct write, and the scheduler trip of a channel ``send``; the
-        sender still yields every `POSTS_PER_TURN` messages, which lets the writer task
-        run, and waits while the queue is full (backpressure, bounded memory). Order
-        is kept: a later `send` goes behind what is queued.
+        writer task joins whatever is waiting into one write. What it skips is the
+        scheduler trip of a channel ``send`` per message; the sender still yields
+        every `POSTS_PER_TURN` messages, which lets the writer task run, and waits
+        while the queue is full (backpressure, bounded memory). Order is kept: a
+        later `send` goes behind what is queued.
 
         Raises:
             ConnectionError: The stream is closed or broken; nothing more can be written.
@@ -145,7 +182,7 @@ class MessageWriter:
             return
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             raise ConnectionError(self._why_closed()) from self.failure
-        self._queued += 1
+        self._unwritten += 1
         self._posted += 1
         if self._posted >= POSTS_PER_TURN:
             self._posted = 0
@@ -157,9 +194,11 @@ class MessageWriter:
         For the few places that must not wait (shielded cleanup, a cancellation sent
         while being cancelled). A closed writer drops the message.
         """
-        if self._try_write is not None and not self._writing and not self._queued:
+        if self._write_now is not None and not self._unwritten and not self._writing.locked():
+            if self._closed or self.failure is not None:
+                return False
             try:
-                data = self._write_now(data)
+                data = self._written_at_once(data)
             except ConnectionError:
                 return False
             if not data:
@@ -169,7 +208,7 @@ class MessageWriter:
             self._send_channel.send_nowait(data)
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
             return False
-        self._queued += 1
+        self._unwritten += 1
         return True
 
     async def run(self) -> None:
@@ -177,20 +216,20 @@ class MessageWriter:
         receive = self._receive_channel
         try:
             async for first in receive:
-                self._writing = True
-                self._queued -= 1
-                batch = [first]
-                size = len(first)
-                while size < MAX_COALESCED_BYTES:
-                    try:
-                        data = receive.receive_nowait()
-                    except (trio.WouldBlock, trio.EndOfChannel):
-                        break
-                    self._queued -= 1
-                    batch.append(data)
-                    size += len(data)
-                await self._write(batch[0] if len(batch) == 1 else b"".join(batch))
-                self._writing = False
+                # (After a sender's own write, if one is under way: what queued behind
+                # it meanwhile joins this batch.)
+                async with self._writing:
+                    batch = [first]
+                    size = len(first)
+                    while size < MAX_COALESCED_BYTES:
+                        try:
+                            data = receive.receive_nowait()
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                        batch.append(data)
+                        size += len(data)
+                    await self._write(batch[0] if len(batch) == 1 else b"".join(batch))
+                self._unwritten -= len(batch)
         except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
             self.failure = exc
         finally:
@@ -206,6 +245,7 @@ class MessageWriter:
 
     async def aclose(self, *, flush_timeout: float = math.inf) -> None:
         """Stop taking messages, write those already queued (within ``flush_timeout``)."""
+        self._closed = True
         self._send_channel.close()
         with trio.move_on_after(flush_timeout):
             await self._done.wait()

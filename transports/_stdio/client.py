@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
-from functools import partial
 from typing import Final, Literal, TypeAlias
 
 import trio
@@ -32,7 +31,7 @@ from mcpcore.client import (
     ClientSession,
     ConnectMode,
 )
-from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer, OversizedMessage
+from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer
 from mcpcore.types import Implementation
 from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client.client import CLIENT_INFO, Client
@@ -41,14 +40,16 @@ from transports._client.notifications import (
     NotificationCallback,
     NotificationDispatcher,
 )
-from transports._client.stream import DrivenTransport, StreamDriver
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling
-from transports._runtime.fdio import read_lines, try_write
-from transports._runtime.groups import reraise_sole
+from transports._client.opening import ClientSettings, open_client
+from transports._client.stream import StreamDriver
+from transports._runtime.busypoll import BusyPolling
 from transports._runtime.writer import MessageWriter
+from transports._stdio.lines import read_lines
+from transports._stdio.pipes import write_now
 
 __all__ = [
     "EXIT_STATUS_WAIT",
+    "FLUSH_TIMEOUT",
     "MAX_STDERR_CAPTURE",
     "MAX_STDERR_LINE",
     "SHUTDOWN_GRACE",
@@ -71,6 +72,8 @@ MAX_STDERR_CAPTURE: Final = 64 * 1024
 MAX_STDERR_LINE: Final = 64 * 1024
 #: Bytes asked of a pipe per read.
 READ_SIZE: Final = 64 * 1024
+#: Seconds given to write what is already queued when the client closes.
+FLUSH_TIMEOUT: Final = 2.0
 
 #: Where the server's stderr goes: ``"inherit"`` (this process's stderr, untouched),
 #: ``"devnull"``, ``"capture"`` (its end is kept: `StdioClient.stderr` and
@@ -85,7 +88,7 @@ class StdioClient(Client):
     def __init__(
         self,
         session: ClientSession,
-        transport: _StdioTransport,
+        transport: StreamDriver[StdioLink],
         *,
         timeout: float = DEFAULT_TIMEOUT,
         max_total_timeout: float = MAX_TOTAL_TIMEOUT,
@@ -98,17 +101,17 @@ class StdioClient(Client):
             max_total_timeout=max_total_timeout,
             notifications=notifications,
         )
-        self._stdio = transport
+        self._driver = transport
 
     @property
     def process(self) -> trio.Process:
         """The server's process."""
-        return self._stdio.process
+        return self._driver.link.process
 
     @property
     def returncode(self) -> int | None:
         """The server's exit status once it has exited (negative: killed by a signal)."""
-        return self._stdio.process.returncode
+        return self._driver.link.process.returncode
 
     @property
     def stderr(self) -> bytes:
@@ -116,7 +119,7 @@ class StdioClient(Client):
 
         Empty unless ``stderr`` was ``"capture"`` or a callable.
         """
-        return bytes(self._stdio.stderr_tail)
+        return bytes(self._driver.link.stderr_tail)
 
     @property
     def oversized_messages(self) -> int:
@@ -124,7 +127,7 @@ class StdioClient(Client):
 
         Their ids are unknown, so a call such a line answered ends by its timeout.
         """
-        return self._stdio.driver.oversized_messages
+        return self._driver.oversized_messages
 
 
 @asynccontextmanager
@@ -145,7 +148,7 @@ async def open_stdio_client(
     max_message_size: int = MAX_MESSAGE_SIZE,
     shutdown_grace: float = SHUTDOWN_GRACE,
     cache: bool = True,
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
 ) -> AsyncIterator[StdioClient]:
     """Start an MCP server as a subprocess and yield a connected client.
 
@@ -179,12 +182,23 @@ async def open_stdio_client(
         shutdown_grace: See above and `SHUTDOWN_GRACE`.
         cache: Keep 2026-07-28 results for as long as their ``ttlMs`` allows.
         busy_poll: Seconds to spin, at most, waiting for the server's next message
-            before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            before the event loop sleeps; 0 (the default) never spins. Opt in with
+            `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
 
     Raises:
         OSError: The program could not be started.
         ServerExitedError: The server exited before the connection was ready.
     """
+    settings = ClientSettings(
+        callbacks=callbacks,
+        on_notification=on_notification,
+        client_info=client_info,
+        mode=mode,
+        timeout=timeout,
+        probe_timeout=probe_timeout,
+        max_total_timeout=max_total_timeout,
+        cache=cache,
+    )
     stderr_target = _stderr_target(stderr)
     process = await trio.lowlevel.open_process(
         [os.fspath(command), *args],
@@ -194,44 +208,25 @@ async def open_stdio_client(
         env=env,
         cwd=cwd,
     )
+    link = StdioLink(
+        process,
+        grace=shutdown_grace,
+        busy_poll=busy_poll,
+        max_message_size=max_message_size,
+        stderr=None if stderr == "inherit" else stderr,
+    )
+
+    def connect(
+        nursery: trio.Nursery, notifications: NotificationDispatcher | None
+    ) -> StreamDriver[StdioLink]:
+        return StreamDriver(nursery, link, timeout=timeout, notifications=notifications)
+
     try:
-        async with trio.open_nursery() as nursery:
-            dispatcher = None
-            if on_notification is not None:
-                on_error = callbacks.on_callback_error if callbacks is not None else None
-                dispatcher = NotificationDispatcher(on_notification, on_error=on_error)
-            transport = _StdioTransport(
-                process,
-                nursery,
-                timeout=timeout,
-                notifications=dispatcher,
-                grace=shutdown_grace,
-                busy_poll=busy_poll,
-            )
-            session = ClientSession(
-                transport.driver,
-                client_info=client_info,
-                callbacks=callbacks,
-                clock=trio.current_time if cache else None,
-            )
-            transport.start(session, max_message_size, None if stderr == "inherit" else stderr)
-            client = StdioClient(
-                session,
-                transport,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                notifications=dispatcher,
-            )
-            try:
-                await client.connect(mode, probe_timeout=probe_timeout, timeout=timeout)
-                yield client
-            finally:
-                await client.aclose()
-    except BaseException as exc:
-        reraise_sole(exc)
+        async with open_client(settings, connect, StdioClient) as client:
+            yield client
     finally:
         with trio.CancelScope(shield=True):
-            if process.returncode is None:  # only if aclose itself was cut short
+            if process.returncode is None:  # only if closing was cut short
                 process.kill()
                 await process.wait()
             # The pipes' descriptors, now that no task reads or writes them.
@@ -240,54 +235,60 @@ async def open_stdio_client(
                     await pipe.aclose()
 
 
-class _StdioTransport(DrivenTransport):
-    """The `ClientTransport` of one subprocess: a `StreamDriver` and the process's life."""
+class StdioLink:
+    """The `transports._client.stream.StreamLink` of one subprocess: its pipes and its life.
+
+    Args:
+        process: The server, its stdin and stdout pipes.
+        grace: See `SHUTDOWN_GRACE`.
+        busy_poll: Seconds to spin for the server's stdout (0: never).
+        max_message_size: The longest line accepted from the server.
+        stderr: What to do with the server's stderr: None when it is not a pipe.
+
+    Attributes:
+        process: The server.
+        stderr_tail: The end of the server's stderr (when captured).
+    """
 
     def __init__(
         self,
         process: trio.Process,
-        nursery: trio.Nursery,
         *,
-        timeout: float,
-        notifications: NotificationDispatcher | None,
         grace: float,
         busy_poll: float,
-    ) -> None:
-        assert process.stdin is not None
-        assert process.stdout is not None
-        self.process = process
-        self._nursery = nursery
-        self._grace = grace
-        self._busy_poll = busy_poll
-        self._notifications = notifications
-        # Pipes are written and read directly when the descriptor can take or give bytes
-        # at once (transports._runtime.fdio): no scheduler round trip per message.
-        stdin = process.stdin
-        direct = partial(try_write, stdin) if isinstance(stdin, trio.lowlevel.FdStream) else None
-        self._writer = MessageWriter(stdin, try_write=direct)
-        self.driver = StreamDriver(
-            nursery, self._writer, frame=_line, timeout=timeout, notifications=notifications
-        )
-        self.stderr_tail = bytearray()
-        self._stdout_done = trio.Event()
-        self._stderr_done = trio.Event()
-        self._closing = False
-        self._closed = trio.Event()
-
-    def start(
-        self,
-        session: ClientSession,
         max_message_size: int,
         stderr: Literal["devnull", "capture"] | Callable[[bytes], object] | None,
     ) -> None:
-        """Bind ``session`` and start the tasks: writer, reader, exit watcher, stderr."""
-        self.driver.bind(session)
-        nursery = self._nursery
+        stdin = process.stdin
+        assert stdin is not None
+        assert process.stdout is not None
+        self.process = process
+        direct = write_now(stdin) if isinstance(stdin, trio.lowlevel.FdStream) else None
+        self.writer = MessageWriter(stdin, write_now=direct)
+        self.stderr_tail = bytearray()
+        self._grace = grace
+        self._busy_poll = busy_poll
+        self._max_message_size = max_message_size
+        self._stderr = stderr
+        self._driver: StreamDriver[StdioLink] | None = None
+        self._stdout_done = trio.Event()
+        self._stderr_done = trio.Event()
+
+    def frame(self, message: bytes) -> bytes:
+        """One message as a line.
+
+        "Messages are delimited by newlines, and MUST NOT contain embedded newlines"
+        (2024-11-05 basic/transports): the core never pretty-prints.
+        """
+        return message + b"\n"
+
+    def start(self, nursery: trio.Nursery, driver: StreamDriver[StdioLink]) -> None:
+        """Start the tasks: writer, reader, exit watcher, stderr reader."""
+        self._driver = driver
         nursery.start_soon(self._write)
-        nursery.start_soon(self._read, LineFramer(max_message_size))
+        nursery.start_soon(self._read)
         nursery.start_soon(self._watch_exit)
-        if self._notifications is not None:
-            nursery.start_soon(self._notifications.run)
+        stderr = self._stderr
         if stderr is None or stderr == "devnull":
             self._stderr_done.set()
         else:
@@ -296,19 +297,20 @@ class _StdioTransport(DrivenTransport):
     # ----------------------------------------------------------------- tasks
 
     async def _write(self) -> None:
-        await self._writer.run()
-        if self._writer.failure is not None:
-            await self._lost(f"writing to the server failed ({self._writer.failure!r})")
+        await self.writer.run()
+        if self.writer.failure is not None:
+            await self._lost(f"writing to the server failed ({self.writer.failure!r})")
 
-    async def _read(self, framer: LineFramer) -> None:
+    async def _read(self) -> None:
         stdout = self.process.stdout
         assert stdout is not None
+        assert self._driver is not None
         fd = stdout.fileno() if isinstance(stdout, trio.lowlevel.FdStream) else -1
-        polling = BusyPolling(fd, self._busy_poll)
+        lines = read_lines(stdout, LineFramer(self._max_message_size), READ_SIZE)
         try:
-            with polling:
-                async with aclosing(_lines(stdout, framer)) as lines:
-                    await self.driver.read(lines)
+            with BusyPolling(fd, self._busy_poll):
+                async with aclosing(lines):
+                    await self._driver.read(lines)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass  # the pipe is gone: the same as its end (the driver does no IO of its own)
         finally:
@@ -349,37 +351,27 @@ class _StdioTransport(DrivenTransport):
 
     async def _lost(self, reason: str) -> None:
         """The connection broke: fail everything, naming the exit status if there is one."""
-        if self.driver.failure is not None:
+        driver = self._driver
+        assert driver is not None
+        if driver.failure is not None:
             return
         with trio.move_on_after(EXIT_STATUS_WAIT):
             await self.process.wait()
         returncode = self.process.returncode
         if returncode is None:
-            self.driver.fail(ConnectionClosedError(reason))
+            driver.fail(ConnectionClosedError(reason))
             return
         with trio.move_on_after(EXIT_STATUS_WAIT):
             await self._stderr_done.wait()  # the last words, for the error
-        self.driver.fail(ServerExitedError(returncode, bytes(self.stderr_tail) or None))
+        driver.fail(ServerExitedError(returncode, bytes(self.stderr_tail) or None))
 
     # ----------------------------------------------------------------- closing
 
-    async def aclose(self) -> None:
-        """Fail pending calls, close stdin, stop the process, stop the tasks."""
-        with trio.CancelScope(shield=True):
-            if self._closing:
-                await self._closed.wait()
-                return
-            self._closing = True
-            try:
-                await self.driver.aclose()
-                assert self.process.stdin is not None
-                await self.process.stdin.aclose()
-                await self._stop_process()
-            finally:
-                self._nursery.cancel_scope.cancel()
-                self._closed.set()
-
-    async def _stop_process(self) -> None:
+    async def close(self) -> None:
+        """Flush what is queued, close stdin, stop the process (the shutdown ladder)."""
+        await self.writer.aclose(flush_timeout=FLUSH_TIMEOUT)
+        assert self.process.stdin is not None
+        await self.process.stdin.aclose()
         process = self.process
         with trio.move_on_after(self._grace):
             await process.wait()
@@ -402,29 +394,3 @@ def _stderr_target(stderr: StderrOption) -> int | None:
     raise ValueError(
         f"stderr must be 'inherit', 'devnull', 'capture' or a callable, not {stderr!r}"
     )
-
-
-def _line(message: bytes) -> bytes:
-    # "Messages are delimited by newlines, and MUST NOT contain embedded newlines"
-    # (2024-11-05 basic/transports): the core never pretty-prints.
-    return message + b"\n"
-
-
-def _lines(
-    stream: trio.abc.ReceiveStream, framer: LineFramer
-) -> AsyncGenerator[bytes | OversizedMessage, None]:
-    """Every line of ``stream``; a last line without its newline still counts."""
-    if isinstance(stream, trio.lowlevel.FdStream):
-        return read_lines(stream, framer, READ_SIZE)  # (the pipe, read directly)
-    return _received_lines(stream, framer)
-
-
-async def _received_lines(
-    stream: trio.abc.ReceiveStream, framer: LineFramer
-) -> AsyncGenerator[bytes | OversizedMessage, None]:
-    while chunk := await stream.receive_some(READ_SIZE):
-        for line in framer.feed(chunk):
-            yield line
-    rest = framer.end_of_input()
-    if rest:
-        yield rest

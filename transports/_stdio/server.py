@@ -20,17 +20,17 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import aclosing, contextmanager
-from functools import partial
 from typing import Final
 
 import trio
 
 from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer
 from mcpcore.server import Server
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling
-from transports._runtime.fdio import read_lines, try_write
+from transports._runtime.busypoll import BusyPolling
 from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE, ServerDriver
 from transports._runtime.writer import MessageWriter
+from transports._stdio.lines import read_lines
+from transports._stdio.pipes import write_now
 
 __all__ = ["READ_SIZE", "serve_stdio"]
 
@@ -50,7 +50,7 @@ async def serve_stdio(
     max_handlers: int = MAX_CONCURRENT_HANDLERS,
     shutdown_grace: float = SHUTDOWN_GRACE,
     protect_stdout: bool = True,
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
     task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` on this process's stdin and stdout until stdin ends.
@@ -68,14 +68,15 @@ async def serve_stdio(
         protect_stdout: Point file descriptor 1 at stderr while serving (see the
             module docstring). Turn it off only when nothing else can write to stdout.
         busy_poll: Seconds to spin, at most, waiting for the client's next request
-            before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            before the event loop sleeps; 0 (the default) never spins. Opt in with
+            `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
         task_status: Started once the server reads stdin (for ``nursery.start``).
     """
     with _protocol_stdout(protect_stdout) as out_fd:
         stdin = trio.lowlevel.FdStream(os.dup(_STDIN))
         stdout = trio.lowlevel.FdStream(out_fd)
         async with stdin, stdout, trio.open_nursery() as nursery:
-            writer = MessageWriter(stdout, try_write=partial(try_write, stdout))
+            writer = MessageWriter(stdout, write_now=write_now(stdout))
             nursery.start_soon(writer.run)
             driver = ServerDriver(
                 server, server.connection(), writer, frame=_line, max_handlers=max_handlers

@@ -51,7 +51,7 @@ from wsproto.frame_protocol import CloseReason
 from wsproto.utilities import LocalProtocolError
 
 from transports._net.partial import MessageBuffer, PartialBudget
-from transports._net.socketio import direct_writer, read_some
+from transports._net.socketio import direct_writer
 from transports._runtime.writer import MessageWriter
 from transports._websocket.frames import ClientFrames, server_text_frame
 from transports._websocket.limits import READ_SIZE, WebSocketLimits
@@ -115,12 +115,15 @@ class WebSocketChannel:
         self._stream = stream
         self._protocol = protocol
         #: Where every frame we send goes; its `MessageWriter.run` must run in a task.
-        #: On a plain socket a message is written by its sender at once, unless the last
-        #: read brought several: then their answers wait for the writer task, which
-        #: joins them into one write (one system call instead of one per answer).
+        #: A frame is written by its sender at once when the socket is idle (see
+        #: `transports._net.socketio` for what that buys), unless the last read brought
+        #: several messages: then their answers wait for the writer task, which joins
+        #: them into one write (one system call, and one wake-up of the peer, instead
+        #: of one per answer: the CPU a loaded server needs for other work).
+        self._write_at_once = direct_writer(stream)
         self.writer = self._writer = MessageWriter(
             stream,
-            try_write=direct_writer(stream, defer=self.in_burst),
+            write_now=None if self._write_at_once is None else self._write_unless_burst,
             write_timeout=limits.write_timeout,
         )
         self._max_size = limits.max_message_size
@@ -134,7 +137,6 @@ class WebSocketChannel:
         self._ended = False  # nothing more will be read
         self._done = trio.Event()  # set when _ended is
         self._reading = False  # waiting for the socket (not held back by backpressure)
-        self._eager = False  # the last read did not wait
         self._delivered = 0  # messages delivered from the last chunk read
         self._burst = False  # the last chunk held several: their answers are joined
         self._last_read = trio.current_time()
@@ -201,6 +203,13 @@ class WebSocketChannel:
         self.our_close = (code, reason)
         return protocol.send(CloseConnection(code=code, reason=reason))
 
+    def _write_unless_burst(self, data: bytes) -> int:
+        """Write what the socket takes now, or nothing during a burst (see ``writer``)."""
+        if self._burst:
+            return 0
+        assert self._write_at_once is not None
+        return self._write_at_once(data)
+
     async def _send_control(self, event: Event) -> None:
         """A ping, pong or Close answer, through the writer (in order with the rest)."""
         try:
@@ -209,10 +218,6 @@ class WebSocketChannel:
             return  # the connection is closing: no more control frames
         with contextlib.suppress(ConnectionError):  # gone: the reader sees it too
             await self._writer.send(data)
-
-    def in_burst(self) -> bool:
-        """Whether the last chunk read held several messages (their answers are joined)."""
-        return self._burst
 
     # ---------------------------------------------------------------- receiving
 
@@ -237,34 +242,38 @@ class WebSocketChannel:
     async def _step(self) -> bytes | None:
         """Handle the next event, reading first if none is waiting; a message it completed."""
         for event in self._events:
-            if type(event) is TextMessage:
-                if self._closing:
-                    return None  # (our Close is out: what still comes is only read past)
-                message = self._text(event)
-                if message is None:
-                    if self._refusal:
-                        await self._fail(CloseReason.MESSAGE_TOO_BIG, self._refusal)
-                    return None
-                self._delivered += 1
-                if self._delivered > 1:
-                    self._burst = True
-                return message
-            await self._control(event)
-            return None
+            if type(event) is not TextMessage:
+                await self._control(event)
+                return None
+            if self._closing:
+                return None  # (our Close is out: what still comes is only read past)
+            message = self._text(event)
+            if message is None:
+                if self._refusal:
+                    await self._fail(CloseReason.MESSAGE_TOO_BIG, self._refusal)
+                return None
+            self._delivered += 1
+            if self._delivered > 1:
+                self._burst = True
+            return message
+        await self._feed()
+        return None
+
+    async def _feed(self) -> None:
+        """Read the next chunk into wsproto (its events are next); or note the end."""
         data = await self._read()
         if not data:
             self._end("the connection was lost")
-            return None
+            return
         protocol = self._protocol
         try:
             protocol.receive_data(data)
         except LocalProtocolError:  # (both Close frames are through: nothing to read)
             self._end("the connection was closed")
-            return None
+            return
         self._events = protocol.events()
         self._burst = self._delivered > 1
         self._delivered = 0
-        return None
 
     def _text(self, event: TextMessage) -> bytes | None:
         """Add a text frame (or part of one); the whole message once it is complete.
@@ -332,18 +341,14 @@ class WebSocketChannel:
 
     async def _read(self) -> bytes:
         """The next chunk from the socket; b"" when it ended or broke."""
-        if self._eager:
-            # The last read found data at once: let the tasks it woke (the handlers)
-            # run before we read more, so a flood can't starve them, nor the others.
-            await trio.lowlevel.checkpoint()
         self._reading = True
         try:
-            data, waited = await read_some(self._stream, READ_SIZE)
+            # (bytes() of bytes is the object itself: a copy only for a bytearray)
+            data = bytes(await self._stream.receive_some(READ_SIZE))
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            data, waited = b"", True
+            data = b""
         finally:
             self._reading = False
-        self._eager = not waited
         self._last_read = trio.current_time()
         return data
 

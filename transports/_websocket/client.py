@@ -4,9 +4,8 @@ A WebSocket carries whole JSON-RPC messages both ways on one connection, as stdi
 pipes do, so the client's runtime is stdio's: a `transports._client.stream.StreamDriver`
 (one reader that never runs user code, calls cancelled with ``notifications/cancelled``,
 listen streams told apart by ``subscriptionId``, legacy server requests answered in
-tasks of their own) over a `transports._runtime.writer.MessageWriter`; here the messages come
-from a `transports._websocket.channel.WebSocketChannel` and go out as masked text
-frames.
+tasks of their own); its `WebSocketLink` reads the messages from a
+`transports._websocket.channel.WebSocketChannel` and writes them as masked text frames.
 
 The connection is watched with pings: a server that stops answering (and sends
 nothing else) for `WebSocketLimits.pong_timeout` fails every pending call with
@@ -39,11 +38,10 @@ from transports._client.notifications import (
     NotificationCallback,
     NotificationDispatcher,
 )
-from transports._client.stream import DrivenTransport, StreamDriver
+from transports._client.opening import ClientSettings, open_client
+from transports._client.stream import StreamDriver
 from transports._net.pool import CONNECT_TIMEOUT
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL, BusyPolling, socket_fd
-from transports._runtime.groups import reraise_sole
-from transports._runtime.writer import MessageWriter
+from transports._runtime.busypoll import BusyPolling, socket_fd
 from transports._websocket.channel import WebSocketChannel
 from transports._websocket.handshake import (
     WebSocketUrl,
@@ -54,7 +52,7 @@ from transports._websocket.handshake import (
 )
 from transports._websocket.limits import WebSocketLimits
 
-__all__ = ["WebSocketClient", "open_websocket_client"]
+__all__ = ["WebSocketClient", "WebSocketLink", "open_websocket_client"]
 
 
 class WebSocketClient(Client):
@@ -63,7 +61,7 @@ class WebSocketClient(Client):
     def __init__(
         self,
         session: ClientSession,
-        transport: _WebSocketTransport,
+        transport: StreamDriver[WebSocketLink],
         *,
         timeout: float = DEFAULT_TIMEOUT,
         max_total_timeout: float = MAX_TOTAL_TIMEOUT,
@@ -76,7 +74,7 @@ class WebSocketClient(Client):
             max_total_timeout=max_total_timeout,
             notifications=notifications,
         )
-        self._websocket = transport
+        self._websocket = transport.link
 
     @property
     def url(self) -> str:
@@ -111,7 +109,7 @@ async def open_websocket_client(
     ssl_context: ssl.SSLContext | None = None,
     connect_timeout: float = CONNECT_TIMEOUT,
     limits: WebSocketLimits | None = None,
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
 ) -> AsyncIterator[WebSocketClient]:
     """Connect to an MCP server over WebSocket and yield a connected client.
 
@@ -141,123 +139,117 @@ async def open_websocket_client(
         connect_timeout: Seconds to open the TCP (and TLS) connection.
         limits: Message size, pings, handshake and close timeouts (`WebSocketLimits`).
         busy_poll: Seconds to spin, at most, waiting for the server's next message before
-            the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            the event loop sleeps; 0 (the default) never spins. Opt in with
+            `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
 
     Raises:
         ValueError: A bad URL, or a header the handshake sets itself.
         ConnectionClosedError: The server could not be reached, or went away.
         HttpStatusError: The server refused the handshake (401, 403, 404...).
     """
+    settings = ClientSettings(
+        callbacks=callbacks,
+        on_notification=on_notification,
+        client_info=client_info,
+        mode=mode,
+        timeout=timeout,
+        probe_timeout=probe_timeout,
+        max_total_timeout=max_total_timeout,
+        cache=cache,
+    )
     parsed = parse_ws_url(url)
     fields = header_fields(headers)
     limits = limits or WebSocketLimits()
     stream = await connect(parsed, ssl_context=ssl_context, timeout=connect_timeout)
-    polling = BusyPolling(socket_fd(stream), busy_poll)
     try:
-        protocol, subprotocol = await open_handshake(
-            stream, parsed, fields, timeout=limits.handshake_timeout
-        )
-        async with trio.open_nursery() as nursery:
-            dispatcher = None
-            if on_notification is not None:
-                on_error = callbacks.on_callback_error if callbacks is not None else None
-                dispatcher = NotificationDispatcher(on_notification, on_error=on_error)
-            channel = WebSocketChannel(stream, protocol, limits)
-            writer = channel.writer
-            transport = _WebSocketTransport(
+        with BusyPolling(socket_fd(stream), busy_poll):  # (closed before the descriptor)
+            protocol, subprotocol = await open_handshake(
+                stream, parsed, fields, timeout=limits.handshake_timeout
+            )
+            link = WebSocketLink(
                 parsed,
                 stream,
-                channel,
-                writer,
-                nursery,
+                WebSocketChannel(stream, protocol, limits),
                 subprotocol=subprotocol,
-                timeout=timeout,
-                notifications=dispatcher,
                 close_timeout=limits.close_timeout,
             )
-            session = ClientSession(
-                transport.driver,
-                client_info=client_info,
-                callbacks=callbacks,
-                clock=trio.current_time if cache else None,
-            )
-            transport.start(session)
-            client = WebSocketClient(
-                session,
-                transport,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                notifications=dispatcher,
-            )
-            try:
-                await client.connect(mode, probe_timeout=probe_timeout, timeout=timeout)
+
+            def connect_driver(
+                nursery: trio.Nursery, notifications: NotificationDispatcher | None
+            ) -> StreamDriver[WebSocketLink]:
+                return StreamDriver(nursery, link, timeout=timeout, notifications=notifications)
+
+            async with open_client(settings, connect_driver, WebSocketClient) as client:
                 yield client
-            finally:
-                await client.aclose()
-    except BaseException as exc:
-        reraise_sole(exc)
     finally:
-        polling.close()  # (before the descriptor goes)
         await trio.aclose_forcefully(stream)
 
 
-class _WebSocketTransport(DrivenTransport):
-    """The `ClientTransport` of one WebSocket: a `StreamDriver` and the connection's life."""
+class WebSocketLink:
+    """The `transports._client.stream.StreamLink` of one WebSocket: frames and pings.
+
+    Args:
+        url: The server's URL.
+        stream: The connection, its opening handshake done.
+        channel: The WebSocket over it.
+        subprotocol: The subprotocol the server selected.
+        close_timeout: Seconds each step of closing may take (`WebSocketLimits`).
+
+    Attributes:
+        url: The server's URL.
+        subprotocol: The subprotocol the server selected (``"mcp"``), or None.
+        channel: The WebSocket.
+        writer: Where every frame we send goes.
+    """
 
     def __init__(
         self,
         url: WebSocketUrl,
         stream: trio.abc.Stream,
         channel: WebSocketChannel,
-        writer: MessageWriter,
-        nursery: trio.Nursery,
         *,
         subprotocol: str | None,
-        timeout: float,
-        notifications: NotificationDispatcher | None,
         close_timeout: float,
     ) -> None:
         self.url = url
         self.subprotocol = subprotocol
         self.channel = channel
+        self.writer = channel.writer
         self._stream = stream
-        self._writer = writer
-        self._nursery = nursery
-        self._notifications = notifications
         self._close_timeout = close_timeout
-        self.driver = StreamDriver(
-            nursery, writer, frame=channel.frame, timeout=timeout, notifications=notifications
-        )
-        self._closing = False
-        self._closed = trio.Event()
+        self._driver: StreamDriver[WebSocketLink] | None = None
+        self._nursery: trio.Nursery | None = None
         self._writing = True  # the writer's task runs
         self._reader_done = trio.Event()
 
-    def start(self, session: ClientSession) -> None:
-        """Bind ``session`` and start the tasks: writer, reader, pings, notifications."""
-        self.driver.bind(session)
-        nursery = self._nursery
+    def frame(self, message: bytes) -> bytes:
+        """One message as a masked text frame (see `WebSocketChannel.frame`)."""
+        return self.channel.frame(message)
+
+    def start(self, nursery: trio.Nursery, driver: StreamDriver[WebSocketLink]) -> None:
+        """Start the tasks: writer, reader, pings."""
+        self._driver = driver
+        self._nursery = nursery
         nursery.start_soon(self._write)
         nursery.start_soon(self._read)
         nursery.start_soon(self.channel.keep_alive, self._dead)
-        if self._notifications is not None:
-            nursery.start_soon(self._notifications.run)
 
     # ----------------------------------------------------------------- tasks
 
     async def _write(self) -> None:
         try:
-            await self._writer.run()
+            await self.writer.run()
         finally:
             self._writing = False
-        if self._writer.failure is not None:
-            self._lost(f"writing to the server failed ({self._writer.failure!r})")
+        if self.writer.failure is not None:
+            self._lost(f"writing to the server failed ({self.writer.failure!r})")
 
     async def _read(self) -> None:
         channel = self.channel
+        assert self._driver is not None
         try:
             async with aclosing(channel.messages()) as messages:
-                await self.driver.read(messages)
+                await self._driver.read(messages)
             if not channel.ended and not channel.closing:
                 # The driver gave up on the server (it broke the protocol): say so, and
                 # read on only to see its Close.
@@ -270,40 +262,32 @@ class _WebSocketTransport(DrivenTransport):
 
     def _dead(self) -> None:
         """The server stopped answering pings: fail everything, drop the connection."""
+        assert self._nursery is not None
         self._lost(self.channel.describe_end("the server"))
         self._nursery.start_soon(trio.aclose_forcefully, self._stream)
 
     def _lost(self, reason: str) -> None:
-        self.driver.fail(ConnectionClosedError(reason))
+        assert self._driver is not None
+        self._driver.fail(ConnectionClosedError(reason))
 
     # ----------------------------------------------------------------- closing
 
-    async def aclose(self) -> None:
-        """Fail pending calls, close the WebSocket (1000), stop the tasks.
+    async def close(self) -> None:
+        """Close the WebSocket (1000) once the driver failed what was pending.
 
         What is queued is flushed and the writer stopped; then our Close frame is
         written directly (so it goes out even when the client's tasks were cancelled
         with it), and the server's awaited, by the reader or, if the reader's task is
         gone too, here: each step within `WebSocketLimits.close_timeout`.
         """
-        with trio.CancelScope(shield=True):
-            if self._closing:
-                await self._closed.wait()
-                return
-            self._closing = True
-            channel = self.channel
-            try:
-                self.driver.fail(ConnectionClosedError("the client closed the connection"))
-                await self._writer.aclose(flush_timeout=self._close_timeout)
-                close = channel.take_close_frame(CloseReason.NORMAL_CLOSURE, "")
-                if close and not self._writing:  # (else a write is stuck: give up on it)
-                    await self._write_directly(close)
-                with trio.move_on_after(self._close_timeout):
-                    await self._reader_done.wait()
-                    await channel.drain()  # (returns at once unless the reader was cancelled)
-            finally:
-                self._nursery.cancel_scope.cancel()
-                self._closed.set()
+        channel = self.channel
+        await self.writer.aclose(flush_timeout=self._close_timeout)
+        close = channel.take_close_frame(CloseReason.NORMAL_CLOSURE, "")
+        if close and not self._writing:  # (else a write is stuck: give up on it)
+            await self._write_directly(close)
+        with trio.move_on_after(self._close_timeout):
+            await self._reader_done.wait()
+            await channel.drain()  # (returns at once unless the reader was cancelled)
 
     async def _write_directly(self, data: bytes) -> None:
         """Bytes written without the writer, whose task is gone (bounded, errors ignored)."""

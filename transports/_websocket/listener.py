@@ -39,7 +39,6 @@ from transports._net.partial import apply_budget
 from transports._net.reply import Reply
 from transports._net.request import HttpRequest
 from transports._net.server_connection import HttpConnection
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL
 from transports._runtime.serving import SECRET_SIZE
 from transports._websocket.limits import MAX_HANDSHAKE_SIZE, WebSocketLimits
 from transports._websocket.upgrade import WebSocketUpgrade, is_websocket_upgrade
@@ -63,7 +62,7 @@ async def serve_websocket(
     auth: BearerAuth | None = None,
     limits: WebSocketLimits | None = None,
     on_error: ErrorReporter | None = None,
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over WebSocket at ``ws://host:port/path`` until cancelled.
@@ -89,7 +88,8 @@ async def serve_websocket(
         on_error: Told about an unexpected error that ended a connection (default: the
             traceback goes to stderr).
         busy_poll: Seconds each connection spins, at most, waiting for the client's next
-            message before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            message before the event loop sleeps; 0 (the default) never spins. Opt in
+            with `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
         task_status: Started with the bound port once the server accepts connections.
     """
     server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)

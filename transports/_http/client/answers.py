@@ -21,10 +21,10 @@ from typing import Final
 import trio
 
 from mcpcore import ProgressReceived
-from mcpcore.framing.sse import SSEParser
+from mcpcore.framing import SSEParser
 from mcpcore.http import OutgoingMessage
 from mcpcore.types import RequestId
-from transports._client.calls import PendingCall, current_call_options, report_progress
+from transports._client.calls import PendingCall, report_progress
 from transports._client.errors import ConnectionClosedError
 from transports._http.client.exchange import BodyTooLargeError, Response
 from transports._http.client.legacy import LegacySession
@@ -72,7 +72,7 @@ class Call:
         self.scope = scope
         self.started = started
         self.timeout = scope.deadline - started
-        self.options = current_call_options()
+        self.options = pending.options
 
 
 class AnswerReader:

@@ -5,17 +5,18 @@ from __future__ import annotations
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from functools import partial
 
 import trio
 
 from mcpcore.client import DEFAULT_PROBE_TIMEOUT, ClientCallbacks, ClientSession, ConnectMode
-from mcpcore.framing import MAX_MESSAGE_SIZE
-from mcpcore.framing.sse import MAX_EVENT_SIZE
+from mcpcore.framing import MAX_EVENT_SIZE, MAX_MESSAGE_SIZE
 from mcpcore.http import InvalidTool
 from mcpcore.types import Implementation
 from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client.client import CLIENT_INFO, Client
 from transports._client.notifications import NotificationCallback, NotificationDispatcher
+from transports._client.opening import ClientSettings, open_client
 from transports._http.client.auth import BearerAuth, HttpAuth
 from transports._http.client.exchange import Sender
 from transports._http.client.streamable import StreamableTransport
@@ -26,8 +27,6 @@ from transports._net.pool import (
     ConnectionPool,
 )
 from transports._net.url import HttpUrl, parse_url
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL
-from transports._runtime.groups import reraise_sole
 
 __all__ = ["HttpClient", "open_http_client"]
 
@@ -103,7 +102,7 @@ async def open_http_client(
     max_event_size: int = MAX_EVENT_SIZE,
     get_stream: bool = True,
     terminate_session: bool = True,
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
 ) -> AsyncIterator[HttpClient]:
     """Connect to an MCP server over HTTP and yield a connected client.
 
@@ -136,7 +135,8 @@ async def open_http_client(
         max_connections: Connections open at once, streams included (`MAX_CLIENT_CONNECTIONS`).
         max_idle_connections: Idle keep-alive connections kept (`MAX_IDLE_CONNECTIONS`).
         busy_poll: Seconds to spin, at most, waiting for the server's answer before the
-            event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            event loop sleeps; 0 (the default) never spins. Opt in with
+            `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
         max_message_size: The largest JSON answer accepted, in bytes.
         max_event_size: The largest server-sent event accepted, in bytes.
         get_stream: Legacy: open the GET stream the server sends its own messages on.
@@ -158,46 +158,35 @@ async def open_http_client(
         busy_poll=busy_poll,
     )
     sender = Sender(pool, parsed, headers=headers, auth=bearer)
+    settings = ClientSettings(
+        callbacks=callbacks,
+        on_notification=on_notification,
+        client_info=client_info,
+        mode=mode,
+        timeout=timeout,
+        probe_timeout=probe_timeout,
+        max_total_timeout=max_total_timeout,
+        cache=cache,
+    )
+
+    def connect(
+        nursery: trio.Nursery, notifications: NotificationDispatcher | None
+    ) -> StreamableTransport:
+        return StreamableTransport(
+            parsed,
+            sender,
+            nursery,
+            timeout=timeout,
+            notifications=notifications,
+            max_message_size=max_message_size,
+            max_event_size=max_event_size,
+            get_stream=get_stream,
+            terminate=terminate_session,
+        )
+
     try:
-        async with trio.open_nursery() as nursery:
-            dispatcher = None
-            if on_notification is not None:
-                on_error = callbacks.on_callback_error if callbacks is not None else None
-                dispatcher = NotificationDispatcher(on_notification, on_error=on_error)
-                nursery.start_soon(dispatcher.run)
-            transport = StreamableTransport(
-                parsed,
-                sender,
-                nursery,
-                timeout=timeout,
-                notifications=dispatcher,
-                max_message_size=max_message_size,
-                max_event_size=max_event_size,
-                get_stream=get_stream,
-                terminate=terminate_session,
-            )
-            session = ClientSession(
-                transport,
-                client_info=client_info,
-                callbacks=callbacks,
-                clock=trio.current_time if cache else None,
-            )
-            transport.bind(session)
-            client = HttpClient(
-                session,
-                transport,
-                parsed,
-                timeout=timeout,
-                max_total_timeout=max_total_timeout,
-                notifications=dispatcher,
-            )
-            try:
-                await client.connect(mode, probe_timeout=probe_timeout, timeout=timeout)
-                yield client
-            finally:
-                await client.aclose()
-    except BaseException as exc:
-        reraise_sole(exc)
+        async with open_client(settings, connect, partial(HttpClient, url=parsed)) as client:
+            yield client
     finally:
         with trio.CancelScope(shield=True):
             await pool.aclose()

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Final
 
-from mcpcore.framing.sse import SSEParser
+from mcpcore.framing import SSEParser
 from transports._http.client.exchange import Response
 from transports._http.client.router import Router
 

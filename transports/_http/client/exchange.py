@@ -20,7 +20,7 @@ from typing import Final
 
 import h11
 
-from mcpcore.framing.sse import SSEEvent, SSEParser
+from mcpcore.framing import SSEEvent, SSEParser
 from mcpcore.http import media_type
 from transports._client.errors import ConnectionClosedError
 from transports._http.client.auth import BearerAuth

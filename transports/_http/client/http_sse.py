@@ -21,10 +21,10 @@ from typing import Final
 import trio
 
 from mcpcore.client import Outcome
-from mcpcore.framing.sse import SSEEvent, SSEParser
+from mcpcore.framing import SSEEvent, SSEParser
 from mcpcore.http import describe_message, error_in_body
 from mcpcore.types import RequestId
-from transports._client.calls import PendingCall, current_call_options
+from transports._client.calls import PendingCall, options_of
 from transports._client.errors import ConnectionClosedError
 from transports._http.client.events import pump
 from transports._http.client.exchange import BodyTooLargeError, Response, Sender, drain
@@ -141,7 +141,7 @@ class HttpSseTransport:
         if router.failure is not None:
             raise router.failure
         started = trio.current_time()
-        router.calls[request_id] = PendingCall()
+        router.calls[request_id] = PendingCall(options_of(timeout))
         try:
             return await self.request_pending(request_id, data, started + timeout, started)
         except BaseException as exc:
@@ -177,7 +177,7 @@ class HttpSseTransport:
                     return invalid(connection, request_id, method, found.error.message)
             else:
                 await drain(response)
-        return await pending.wait(deadline - started, current_call_options(), started=started)
+        return await pending.wait(deadline - started, started=started)
 
     async def send(self, data: bytes) -> None:
         """POST a notification (or a reply to the server's request).

@@ -30,7 +30,7 @@ import msgspec
 import trio
 
 from mcpcore import jsonrpc
-from mcpcore.framing.sse import SSEParser
+from mcpcore.framing import SSEParser
 from mcpcore.http import (
     LAST_EVENT_ID_HEADER,
     PROTOCOL_VERSION_HEADER,

@@ -34,7 +34,7 @@ import trio
 
 from mcpcore import ErrorReceived, Phase, ResponseReceived, jsonrpc
 from mcpcore.client import ClientSession, Outcome
-from mcpcore.framing.sse import SSEParser
+from mcpcore.framing import SSEParser
 from mcpcore.http import (
     HeaderParam,
     OutgoingMessage,
@@ -47,7 +47,7 @@ from mcpcore.http import (
 )
 from mcpcore.types import Error, ListToolsResult, RequestId
 from mcpcore.versions import Era
-from transports._client.calls import PendingCall, current_call_options
+from transports._client.calls import CallOptions, PendingCall, options_of
 from transports._client.errors import ConnectionClosedError
 from transports._client.notifications import NotificationDispatcher, Subscription
 from transports._http.client.answers import AnswerReader, Call, StreamLostError
@@ -179,7 +179,9 @@ class StreamableTransport:
         try:
             while True:
                 try:
-                    outcome = await self._attempt(request_id, message, data, deadline, started)
+                    outcome = await self._attempt(
+                        request_id, message, data, deadline, started, options=options_of(timeout)
+                    )
                 except StreamLostError:
                     if reissued:
                         raise
@@ -213,10 +215,12 @@ class StreamableTransport:
         data: bytes,
         deadline: float,
         started: float,
+        *,
+        options: CallOptions,
     ) -> Outcome:
         """One POST of a request, its answer read in this task, JSON or event stream."""
         router = self._router
-        pending = PendingCall()
+        pending = PendingCall(options)
         router.calls[request_id] = pending
         try:
             with trio.CancelScope(deadline=deadline) as scope:
@@ -236,9 +240,7 @@ class StreamableTransport:
             if outcome is not None:
                 return outcome
             # The outcome (or the failure), once the last progress is reported.
-            return await pending.wait(
-                scope.deadline - started, current_call_options(), started=started
-            )
+            return await pending.wait(scope.deadline - started, started=started)
         finally:
             del router.calls[request_id]
 
@@ -333,7 +335,7 @@ class StreamableTransport:
         pending = self._router.calls.get(request_id)
         await self._router.receive(body)
         if pending is not None and pending.done:
-            return await pending.wait(0, current_call_options())
+            return await pending.wait(0)
         # No id (the server could not tell which request), or another: it is ours.
         self._close_request(request_id)
         return ErrorReceived(request_id=request_id, method=message.method, error=error)

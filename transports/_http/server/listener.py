@@ -32,7 +32,6 @@ from transports._net.limits import HttpLimits
 from transports._net.partial import apply_budget
 from transports._net.reply import REPLY_MODES, ReplyMode
 from transports._net.server_connection import HttpConnection
-from transports._runtime.busypoll import DEFAULT_BUSY_POLL
 from transports._runtime.serving import SECRET_SIZE
 from transports._runtime.workers import WorkerPool
 from transports._websocket.limits import WebSocketLimits
@@ -59,7 +58,7 @@ async def serve_http(
     on_error: ErrorReporter | None = None,
     websocket: WebSocketLimits | bool = True,
     replies: ReplyMode = "auto",
-    busy_poll: float = DEFAULT_BUSY_POLL,
+    busy_poll: float = 0.0,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/path`` until cancelled.
@@ -109,7 +108,8 @@ async def serve_http(
             nothing written yet becomes a stream, for the keep-alive comment
             (CHECKLIST G5). 2024-11-05 HTTP+SSE answers on its GET stream regardless.
         busy_poll: Seconds each connection spins, at most, waiting for the client's next
-            request before the event loop sleeps (see `DEFAULT_BUSY_POLL`); 0 never spins.
+            request before the event loop sleeps; 0 (the default) never spins. Opt in
+            with `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
         task_status: Started with the bound port once the server accepts connections.
 
     Raises:

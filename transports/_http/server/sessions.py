@@ -64,7 +64,6 @@ from mcpcore import (
 )
 from mcpcore.server import Server
 from mcpcore.types import RequestId
-from transports._runtime.admission import abandon_request
 from transports._runtime.requestlog import answer
 from transports._runtime.workers import WorkerPool
 
@@ -279,7 +278,7 @@ class Session:
 
     async def never_started(self, request_id: RequestId, outbound: CallOutbound) -> None:
         """A request that will not run: forget it, and tell its stream it has no answer."""
-        abandon_request(self.connection, request_id)
+        self.connection.abandon(request_id)
         await outbound.finish(request_id, None)
 
     def finished(self, request_id: RequestId) -> None:
@@ -341,7 +340,7 @@ async def run_call(call: Call) -> None:
         pass  # the client is gone: nobody to answer
     finally:
         if not answered:  # cancelled: never answered, so forgotten
-            abandon_request(session.connection, event.request_id)
+            session.connection.abandon(event.request_id)
         session.finished(event.request_id)
         if outbound.finish_waits:
             with trio.CancelScope(shield=True):  # (delivered even to a cancelled request)

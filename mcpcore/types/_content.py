@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ._base import UNSET, MCPType, MetaObject, UnsetType, meta_field
+from ._common import Annotations, Icon
 from ._unions import resolve, untagged_union
-from .common import Annotations, Icon
 
 __all__ = [
     "AudioContent",

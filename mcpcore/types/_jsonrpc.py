@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any, Literal, TypeAlias
 
 from ._base import UNSET, MCPType, RequestId, UnsetType
-from .common import PaginatedRequestParams
-from .elicitation import ElicitRequestURLParams
-from .lifecycle import ClientCapabilities
+from ._common import PaginatedRequestParams
+from ._elicitation import ElicitRequestURLParams
+from ._lifecycle import ClientCapabilities
 
 __all__ = [
     "Error",

@@ -10,17 +10,17 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 
 from ._base import UNSET, MCPType, UnsetType
-from ._unions import resolve, untagged_union
 
 # InputResponses is defined in `common` (the request params of tools, resources and
 # prompts need it) and re-exported here with the rest of the MRTR vocabulary.
-from .common import InputResponses, Result, TypedResultResponse
-from .elicitation import ElicitRequest, ElicitResult
-from .prompts import GetPromptResult
-from .resources import ReadResourceResult
-from .roots import ListRootsRequest, ListRootsResult
-from .sampling import CreateMessageRequest, CreateMessageResult
-from .tools import CallToolResult
+from ._common import InputResponses, Result, TypedResultResponse
+from ._elicitation import ElicitRequest, ElicitResult
+from ._prompts import GetPromptResult
+from ._resources import ReadResourceResult
+from ._roots import ListRootsRequest, ListRootsResult
+from ._sampling import CreateMessageRequest, CreateMessageResult
+from ._tools import CallToolResult
+from ._unions import resolve, untagged_union
 
 __all__ = [
     "CallToolResultResponse",

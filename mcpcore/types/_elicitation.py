@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import msgspec
 
 from ._base import UNSET, MCPType, MetaObject, UnsetType, meta_field
+from ._common import InputRequestBase, NotificationParams, TypedNotification
+from ._tasks import TaskAugmentedRequestParams
 from ._unions import resolve, untagged_union
-from .common import InputRequestBase, NotificationParams, TypedNotification
-from .tasks import TaskAugmentedRequestParams
 
 __all__ = [
     "BooleanSchema",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._base import UNSET, MCPType, UnsetType
-from .common import RequestParams, Result, TypedRequest, TypedResultResponse
+from ._common import RequestParams, Result, TypedRequest, TypedResultResponse
 
 __all__ = [
     "CompleteRequest",

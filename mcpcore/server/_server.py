@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from msgspec import UNSET
 
 from mcpcore import jsonrpc, types
 from mcpcore._capabilities import has_capability
-from mcpcore._state import Role
-from mcpcore.connection import Connection
+from mcpcore._connection import Connection
+from mcpcore._state import Side
 from mcpcore.errors import LocalProtocolError, McpError
 from mcpcore.events import NotificationReceived, RequestReceived
+from mcpcore.server._context import Context
 from mcpcore.server._errors import MissingCapabilityError, ResourceNotFoundError
 from mcpcore.server._hub import MemoryHub, NotificationHub
 from mcpcore.server._input import InputRequired, Rounds, StateCodec, request_digest
@@ -41,7 +42,6 @@ from mcpcore.server._prompts import CompletionRegistry, PromptRegistry
 from mcpcore.server._resources import ResourceRegistry, not_found, uri_problem
 from mcpcore.server._sealing import Sealer, TamperedError
 from mcpcore.server._tools import ToolRegistry
-from mcpcore.server.context import Context
 from mcpcore.versions import ALL_VERSIONS, Era, era_of
 
 __all__ = ["Server"]
@@ -235,15 +235,15 @@ class Server:
         ``resource_template``; it declares any of ``argument``, ``value`` and
         ``context_arguments``, and returns the candidate values (or a `types.Completion`).
         """
-        if (prompt is None) == (resource_template is None):
+        if prompt is not None and resource_template is None:
+            kind, target = "ref/prompt", prompt
+        elif resource_template is not None and prompt is None:
+            kind, target = "ref/resource", resource_template
+        else:
             raise ValueError("complete either a prompt or a resource template")
 
         def register(handler: _F) -> _F:
-            if prompt is not None:
-                self.completions.add(handler, kind="ref/prompt", target=prompt)
-            else:
-                assert resource_template is not None
-                self.completions.add(handler, kind="ref/resource", target=resource_template)
+            self.completions.add(handler, kind=kind, target=target)
             return handler
 
         return register
@@ -262,7 +262,7 @@ class Server:
     def connection(self) -> Connection:
         """A new server `Connection` speaking what this server speaks."""
         return Connection(
-            Role.SERVER,
+            Side.SERVER,
             supported_versions=self.supported_versions,
             capabilities=self.capabilities,
             implementation=self.info,
@@ -310,26 +310,10 @@ class Server:
             )
         try:
             result = await handler(context)
-        except InputRequired as need:
-            if rounds is None or self._states is None:  # (rounds: see Context.request_input)
-                self._report(RuntimeError(_NO_KEY_FOR_INPUT), context)
-                return connection.send_error(
-                    event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error"
-                )
-            result = self._input_required(context, need, rounds, self._states)
-        except MissingCapabilityError as missing:
-            return connection.send_missing_capabilities(event.request_id, missing.required)
-        except McpError as reply:
-            data = UNSET if reply.data is None else reply.data
-            return connection.send_error(event.request_id, reply.code, reply.message, data)
-        except Exception as exc:
-            self._report(exc, context)
-            if event.method == "tools/call":
-                result = _tool_failure(event.params.name)
-            else:
-                return connection.send_error(
-                    event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error"
-                )
+        except Exception as exc:  # the handler's answer by exception, or its failure
+            result = self._answer_failure(exc, context, connection, event, rounds)
+            if isinstance(result, _Replied):
+                return result.data
         if modern:
             result = self._with_cache_hints(result)
         try:
@@ -337,6 +321,34 @@ class Server:
         except LocalProtocolError as exc:  # the handler built an answer the protocol refuses
             self._report(exc, context)
             return connection.send_error(event.request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+
+    def _answer_failure(
+        self,
+        exc: Exception,
+        context: Context,
+        connection: Connection,
+        event: RequestReceived,
+        rounds: Rounds | None,
+    ) -> Any:
+        """What answers a handler that raised: a result after all, or an error (`_Replied`)."""
+        request_id = event.request_id
+        if isinstance(exc, InputRequired):
+            if rounds is not None and self._states is not None:
+                return self._input_required(context, exc, rounds, self._states)
+            # (rounds: see Context.request_input)
+            self._report(RuntimeError(_NO_KEY_FOR_INPUT), context)
+            data = connection.send_error(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+        elif isinstance(exc, MissingCapabilityError):
+            data = connection.send_missing_capabilities(request_id, exc.required)
+        elif isinstance(exc, McpError):
+            extra = UNSET if exc.data is None else exc.data
+            data = connection.send_error(request_id, exc.code, exc.message, extra)
+        else:
+            self._report(exc, context)
+            if event.method == "tools/call":
+                return _tool_failure(event.params.name)
+            data = connection.send_error(request_id, jsonrpc.INTERNAL_ERROR, "Internal error")
+        return _Replied(data)
 
     async def handle_notification(
         self, connection: Connection, event: NotificationReceived
@@ -379,9 +391,11 @@ class Server:
         return types.EmptyResult()
 
     async def _initialize(self, context: Context) -> types.InitializeResult:
-        assert context.protocol_version is not None  # negotiated by the Connection
+        version = context.protocol_version
+        if version is None:  # (the Connection negotiated one before the handler runs)
+            raise McpError(jsonrpc.INTERNAL_ERROR, "Internal error: no negotiated version")
         return types.InitializeResult(
-            protocol_version=context.protocol_version,
+            protocol_version=version,
             capabilities=self.capabilities,
             server_info=self.info,
             instructions=self.instructions or UNSET,
@@ -553,3 +567,9 @@ def _tool_failure(name: str) -> types.CallToolResult:
     # "a handler exception → isError: true with a message that leaks no internals"
     text = f"The tool {name} failed."
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+class _Replied(NamedTuple):
+    """A request answered with an error instead of a result (None: it was cancelled)."""
+
+    data: bytes | None

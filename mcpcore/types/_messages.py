@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TypeAlias
 
-from .common import Result
-from .completion import CompleteRequest, CompleteResult
-from .elicitation import ElicitationCompleteNotification, ElicitRequest, ElicitResult
-from .lifecycle import (
+from ._common import Result
+from ._completion import CompleteRequest, CompleteResult
+from ._elicitation import ElicitationCompleteNotification, ElicitRequest, ElicitResult
+from ._lifecycle import (
     DiscoverRequest,
     DiscoverResult,
     InitializedNotification,
@@ -21,11 +21,11 @@ from .lifecycle import (
     InitializeResult,
     PingRequest,
 )
-from .logging import LoggingMessageNotification, SetLevelRequest
-from .mrtr import InputRequiredResult
-from .notifications import CancelledNotification, ProgressNotification
-from .prompts import GetPromptRequest, GetPromptResult, ListPromptsRequest, ListPromptsResult
-from .resources import (
+from ._logging import LoggingMessageNotification, SetLevelRequest
+from ._mrtr import InputRequiredResult
+from ._notifications import CancelledNotification, ProgressNotification
+from ._prompts import GetPromptRequest, GetPromptResult, ListPromptsRequest, ListPromptsResult
+from ._resources import (
     ListResourcesRequest,
     ListResourcesResult,
     ListResourceTemplatesRequest,
@@ -33,9 +33,9 @@ from .resources import (
     ReadResourceRequest,
     ReadResourceResult,
 )
-from .roots import ListRootsRequest, ListRootsResult, RootsListChangedNotification
-from .sampling import CreateMessageRequest, CreateMessageResult
-from .subscriptions import (
+from ._roots import ListRootsRequest, ListRootsResult, RootsListChangedNotification
+from ._sampling import CreateMessageRequest, CreateMessageResult
+from ._subscriptions import (
     PromptListChangedNotification,
     ResourceListChangedNotification,
     ResourceUpdatedNotification,
@@ -46,7 +46,7 @@ from .subscriptions import (
     ToolListChangedNotification,
     UnsubscribeRequest,
 )
-from .tasks import (
+from ._tasks import (
     CancelTaskRequest,
     CancelTaskResult,
     CreateTaskResult,
@@ -58,7 +58,7 @@ from .tasks import (
     ListTasksResult,
     TaskStatusNotification,
 )
-from .tools import CallToolRequest, CallToolResult, ListToolsRequest, ListToolsResult
+from ._tools import CallToolRequest, CallToolResult, ListToolsRequest, ListToolsResult
 
 __all__ = [
     "ClientNotification",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._base import UNSET, ProgressToken, RequestId, UnsetType
-from .common import NotificationParams, TypedNotification
+from ._common import NotificationParams, TypedNotification
 
 __all__ = [
     "CancelledNotification",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import msgspec
 
 from ._base import UNSET, MCPType, UnsetType
-from .common import (
+from ._common import (
     NotificationParams,
     RequestMetaObject,
     RequestParams,
@@ -19,7 +19,7 @@ from .common import (
     TypedRequest,
     TypedResultResponse,
 )
-from .resources import ResourceRequestParams
+from ._resources import ResourceRequestParams
 
 __all__ = [
     "PromptListChangedNotification",

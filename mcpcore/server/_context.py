@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from mcpcore import jsonrpc
-from mcpcore.connection import Connection
+from mcpcore._connection import Connection
 from mcpcore.errors import McpError
 from mcpcore.events import ErrorReceived, RequestReceived, ResponseReceived
 from mcpcore.server._errors import MissingCapabilityError

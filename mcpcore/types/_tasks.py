@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypeAlias
 
 from ._base import UNSET, MCPType, ResultType, UnsetType, meta_field
-from .common import (
+from ._common import (
     NotificationMetaObject,
     PaginatedRequestParams,
     PaginatedResult,

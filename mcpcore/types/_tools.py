@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ._base import UNSET, MCPType, MetaObject, UnsetType, meta_field
-from .common import (
+from ._common import (
     CacheScope,
     Icon,
     InputResponses,
@@ -15,8 +15,8 @@ from .common import (
     TypedRequest,
     TypedResultResponse,
 )
-from .content import ContentBlock
-from .tasks import TaskAugmentedRequestParams
+from ._content import ContentBlock
+from ._tasks import TaskAugmentedRequestParams
 
 __all__ = [
     "CallToolRequest",

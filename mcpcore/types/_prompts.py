@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._base import UNSET, MCPType, MetaObject, Role, UnsetType, meta_field
-from .common import (
+from ._common import (
     CacheScope,
     Icon,
     InputResponses,
@@ -14,7 +14,7 @@ from .common import (
     TypedRequest,
     TypedResultResponse,
 )
-from .content import ContentBlock
+from ._content import ContentBlock
 
 __all__ = [
     "GetPromptRequest",

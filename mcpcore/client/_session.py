@@ -192,7 +192,6 @@ class ClientSession(Connecting):
     ) -> AsyncIterator[Tool]:
         """Every tool, page after page (see `iter_pages`)."""
         async for page in self.iter_pages("tools/list", fresh=fresh, timeout=timeout):
-            assert isinstance(page, ListToolsResult)
             for tool in page.tools:
                 yield tool
 
@@ -201,7 +200,6 @@ class ClientSession(Connecting):
     ) -> AsyncIterator[Resource]:
         """Every resource, page after page (see `iter_pages`)."""
         async for page in self.iter_pages("resources/list", fresh=fresh, timeout=timeout):
-            assert isinstance(page, ListResourcesResult)
             for resource in page.resources:
                 yield resource
 
@@ -210,7 +208,6 @@ class ClientSession(Connecting):
     ) -> AsyncIterator[ResourceTemplate]:
         """Every resource template, page after page (see `iter_pages`)."""
         async for page in self.iter_pages("resources/templates/list", fresh=fresh, timeout=timeout):
-            assert isinstance(page, ListResourceTemplatesResult)
             for template in page.resource_templates:
                 yield template
 
@@ -219,7 +216,6 @@ class ClientSession(Connecting):
     ) -> AsyncIterator[Prompt]:
         """Every prompt, page after page (see `iter_pages`)."""
         async for page in self.iter_pages("prompts/list", fresh=fresh, timeout=timeout):
-            assert isinstance(page, ListPromptsResult)
             for prompt in page.prompts:
                 yield prompt
 
@@ -228,8 +224,9 @@ class ClientSession(Connecting):
     ) -> AsyncIterator[Any]:
         """Every page of a list method, following ``nextCursor`` to the end.
 
-        A missing ``nextCursor`` ends the walk; ``""`` does not (2024-11-05
-        pagination). Each page is cached on its own. When the server calls a cursor
+        Each page is the method's result type (`ListToolsResult` for ``tools/list``...),
+        checked as it arrives. A missing ``nextCursor`` ends the walk; ``""`` does not
+        (2024-11-05 pagination). Each page is cached on its own. When the server calls a cursor
         invalid (-32602), the cached pages of the list are dropped ("(C) SHOULD discard
         its cached pages and restart", 2026-07-28) and the error is raised: start again.
 

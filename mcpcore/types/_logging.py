@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._base import UNSET, LoggingLevel, UnsetType
-from .common import NotificationParams, RequestParams, TypedNotification, TypedRequest
+from ._common import NotificationParams, RequestParams, TypedNotification, TypedRequest
 
 __all__ = [
     "LoggingMessageNotification",

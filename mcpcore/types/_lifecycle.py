@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._base import UNSET, MCPType, UnsetType
-from .common import (
+from ._common import (
     CacheScope,
     Icon,
     NotificationParams,

@@ -7,8 +7,7 @@ ReadResourceResultResponse lives in `mrtr`; subscriptions and resources/updated 
 from __future__ import annotations
 
 from ._base import UNSET, MCPType, MetaObject, UnsetType, meta_field
-from ._unions import resolve_each
-from .common import (
+from ._common import (
     Annotations,
     CacheScope,
     Icon,
@@ -20,7 +19,8 @@ from .common import (
     TypedRequest,
     TypedResultResponse,
 )
-from .content import ResourceContentsItem
+from ._content import ResourceContentsItem
+from ._unions import resolve_each
 
 __all__ = [
     "ListResourceTemplatesRequest",

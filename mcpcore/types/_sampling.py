@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ._base import UNSET, MCPType, MetaObject, Role, UnsetType, meta_field
-from .common import InputRequestBase
-from .content import SamplingMessageContentBlock
-from .tasks import TaskAugmentedRequestParams
-from .tools import Tool
+from ._common import InputRequestBase
+from ._content import SamplingMessageContentBlock
+from ._tasks import TaskAugmentedRequestParams
+from ._tools import Tool
 
 __all__ = [
     "CreateMessageRequest",

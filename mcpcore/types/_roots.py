@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._base import UNSET, MCPType, MetaObject, UnsetType, meta_field
-from .common import InputRequestBase, NotificationParams, RequestParams, TypedNotification
+from ._common import InputRequestBase, NotificationParams, RequestParams, TypedNotification
 
 __all__ = [
     "ListRootsRequest",

@@ -132,6 +132,10 @@ class LineFramer:
                 line = data[:end]
                 if line[-1] != _CR and not line.isspace():
                     return [line]
+        return self._split(data)
+
+    def _split(self, data: bytes) -> list[bytes | OversizedMessage]:
+        """`feed`'s general path: any number of lines, and the buffered partial line."""
         messages: list[bytes | OversizedMessage] = []
         if not data:
             return messages
