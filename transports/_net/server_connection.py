@@ -556,46 +556,60 @@ class HttpConnection:
         more than the process can hold now), 400 (anything h11 can't parse).
         """
         h = self.h11
-        limits = self.limits
         try:
             while True:
                 event = h.next_event()
                 if event is h11.NEED_DATA or event is h11.PAUSED:
                     return _INCOMPLETE
-                if isinstance(event, h11.Request):
-                    # Copied once: h11's fields are a sequence read item by item in
-                    # Python, three times the cost of a list when walked three times.
-                    fields = list(event.headers)
-                    if len(fields) > limits.max_header_count:
-                        return _Refusal(431, "Too many header fields")
-                    # (h11 bounds a head that arrives in pieces; one that came whole
-                    # in a single read is measured here, if the read was that large.)
-                    if self._read_bytes > limits.max_header_size and (
-                        _head_size(event.target, fields) > limits.max_header_size
-                    ):
-                        return _Refusal(431, "Request header fields too large")
-                    declared = _content_length(fields)
-                    if declared is not None:
-                        if declared > limits.max_body_size:
-                            return _Refusal(413, "Request body too large")
-                        if not self._body.expect(declared):
-                            return _BUSY  # (before the client sends it)
-                    self._head = event
-                    self._fields = fields
-                    self._method = event.method
-                elif isinstance(event, h11.Data):
-                    if self._body.size + len(event.data) > limits.max_body_size:
-                        return _Refusal(413, "Request body too large")
-                    if not self._body.add(event.data):
-                        return _BUSY  # (a chunked body, reserved as it comes)
+                if isinstance(event, h11.Data):
+                    refused = self._take_data(event.data)
+                elif isinstance(event, h11.Request):
+                    refused = self._take_head(event)
                 elif isinstance(event, h11.EndOfMessage):
                     return self._complete_request()
                 elif isinstance(event, h11.ConnectionClosed):
                     return _CLOSED
+                else:
+                    refused = None
+                if refused is not None:
+                    return refused
         except h11.RemoteProtocolError as exc:
             status = exc.error_status_hint
             reason = "Request header fields too large" if status == 431 else "Bad request"
             return _Refusal(status, reason)
+
+    def _take_head(self, event: h11.Request) -> _Parsed | None:
+        """Keep a request's head, or the refusal it earns (None: read on)."""
+        limits = self.limits
+        # Copied once: h11's fields are a sequence read item by item in Python,
+        # three times the cost of a list when walked three times.
+        fields = list(event.headers)
+        if len(fields) > limits.max_header_count:
+            return _Refusal(431, "Too many header fields")
+        # (h11 bounds a head that arrives in pieces; one that came whole in a single
+        # read is measured here, if the read was that large.)
+        if self._read_bytes > limits.max_header_size and (
+            _head_size(event.target, fields) > limits.max_header_size
+        ):
+            return _Refusal(431, "Request header fields too large")
+        declared = _content_length(fields)
+        if declared is not None:
+            if declared > limits.max_body_size:
+                return _Refusal(413, "Request body too large")
+            if not self._body.expect(declared):
+                return _BUSY  # (before the client sends it)
+        self._head = event
+        self._fields = fields
+        self._method = event.method
+        return None
+
+    def _take_data(self, data: bytes) -> _Parsed | None:
+        """Keep a piece of the body, or the refusal it earns (None: read on)."""
+        if self._body.size + len(data) > self.limits.max_body_size:
+            return _Refusal(413, "Request body too large")
+        if not self._body.add(data):
+            return _BUSY  # (a chunked body, reserved as it comes)
+        return None
 
     def _complete_request(self) -> HttpRequest:
         head = self._head
