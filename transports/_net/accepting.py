@@ -5,7 +5,10 @@ Each turn of the accept loop takes every connection the kernel has queued (up to
 scheduler, the accept loop like any connection: taking one connection per turn, a
 burst of 256 new connections waited for 256 turns of all the connections already
 served, the last one up to 4 seconds before its first request was even read (measured
-with ``wrk``, 256 connections, 2026-07-28 ``tools/call``: issue 15).
+with ``wrk``, 256 connections, 2026-07-28 ``tools/call``: issue 15; the benchmark is
+``python -m bench.fairness``). trio has no public way to take a queued connection
+without a turn of the scheduler, so that part reads the kernel's queue itself
+(`_Queued`): below trio's API, for the latency tail that benchmark shows.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import Final
 
+import h11
 import trio
 
 __all__ = ["ACCEPT_BATCH", "REJECT_TIMEOUT", "ErrorReporter", "accept_connections", "print_error"]
@@ -29,7 +33,7 @@ __all__ = ["ACCEPT_BATCH", "REJECT_TIMEOUT", "ErrorReporter", "accept_connection
 ACCEPT_BATCH: Final = 128
 #: Seconds spent telling a connection past the cap that we are full.
 REJECT_TIMEOUT: Final = 1.0
-_FULL: Final = b"HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n"
+_FULL_HEADERS: Final = [(b"content-length", b"0"), (b"connection", b"close")]
 
 #: Told about an unexpected error that ended one connection.
 ErrorReporter = Callable[[BaseException], None]
@@ -101,8 +105,15 @@ class _Queued:
 
 
 async def _reject(stream: trio.SocketStream) -> None:
-    """Tell a connection past the cap that we are full, and close it."""
+    """Tell a connection past the cap that we are full, and close it.
+
+    The 503 goes out before any request is read: h11 lets a server answer first (an
+    error response, then close).
+    """
+    h = h11.Connection(h11.SERVER)
+    full = h11.Response(status_code=503, headers=_FULL_HEADERS, reason=b"Service Unavailable")
+    data = h.send(full) + h.send(h11.EndOfMessage())
     with trio.move_on_after(REJECT_TIMEOUT):
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await stream.send_all(_FULL)
+            await stream.send_all(data)
     await stream.aclose()

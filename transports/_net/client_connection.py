@@ -1,18 +1,13 @@
 """One HTTP/1.1 connection: h11 over a trio stream (TCP, or TLS over TCP).
 
-h11 keeps the state of the connection and does all the parsing. A request is encoded
-without it (`transports._net.wire.encode_request`: h11's send path costs as much as the
-rest of a call); h11 is shown a stand-in request of the same method instead (the method
-is all that decides how the response is framed), so that it expects the response. A
-request goes out in one write (head, body and end together), made on a plain
-socket's descriptor directly (`transports._net.socketio.direct_writer`): trio's
-``send_all`` would pass through the scheduler after it, one more turn of the event
-loop per request, though the task goes on to wait for the response anyway. Only what
-the socket does not take at once goes through ``send_all`` (and all of it on TLS). A
-response is read as a head (`HttpConnection.round_trip`) and then body chunks
-(`HttpConnection.receive_data`). Once both messages are complete the connection can
-carry the next exchange (HTTP/1.1 keep-alive; `HttpConnection.reusable`), which is what
-the pool keeps.
+One ``h11.Connection`` serves the connection for as long as it lasts, one cycle per
+exchange (``start_next_cycle``): it frames every request (and checks its method,
+target and headers as it does) and parses every response. A request goes out in one
+``send_all`` (head, body and end together). A response is read as a head
+(`HttpConnection.round_trip`) and then body chunks (`HttpConnection.receive_data`).
+Once both messages are complete the connection can carry the next exchange (HTTP/1.1
+keep-alive, unless either side said ``Connection: close``: h11's rule;
+`HttpConnection.reusable`), which is what the pool keeps.
 
 Every failure of the network or of the server's HTTP becomes a `ConnectionClosedError`
 that says what happened.
@@ -26,8 +21,6 @@ import h11
 import trio
 
 from transports._client.errors import ConnectionClosedError
-from transports._net.socketio import direct_writer
-from transports._net.wire import encode_request
 from transports._runtime.busypoll import BusyPolling, socket_fd
 
 __all__ = ["MAX_HEAD_SIZE", "READ_SIZE", "Head", "HttpConnection"]
@@ -41,19 +34,7 @@ MAX_HEAD_SIZE: Final = 64 * 1024
 
 Headers = list[tuple[bytes, bytes]]
 
-#: Stand-in requests shown to h11 (`HttpConnection.round_trip`), one per method, built
-#: (and validated by h11) once: POST, GET and DELETE. No ``Connection: close``, as in ours.
-_STAND_INS: Final[dict[bytes, h11.Request]] = {}
 _END: Final = h11.EndOfMessage()
-
-
-def _stand_in(method: bytes) -> h11.Request:
-    request = _STAND_INS.get(method)
-    if request is None:
-        request = _STAND_INS[method] = h11.Request(
-            method=method, target=b"/", headers=[(b"host", b"-")]
-        )
-    return request
 
 
 class Head:
@@ -88,7 +69,6 @@ class HttpConnection:
 
     def __init__(self, stream: trio.abc.Stream, *, busy_poll: float = 0.0) -> None:
         self._stream = stream
-        self._try_write = direct_writer(stream)
         self._busy_polling = BusyPolling(socket_fd(stream), busy_poll)
         self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
         self._closed = False
@@ -109,27 +89,30 @@ class HttpConnection:
     ) -> Head:
         """Send a request, head and body in one write; read the response's head.
 
-        ``headers`` must include ``Host``; ``Content-Length`` is added. 1xx responses
-        are skipped. (One coroutine for the whole trip: it is the hot path.)
+        ``headers`` must include ``Host``; ``Content-Length`` is added to a body. 1xx
+        responses are skipped. (One coroutine for the whole trip: it is the hot path.)
 
         Raises:
             ConnectionClosedError: The write failed, the connection ended, or the server
                 broke HTTP.
-            h11.LocalProtocolError: The method, target or a header is malformed.
+            h11.LocalProtocolError: The method, target or a header is malformed (h11's
+                validation; nothing was sent).
         """
-        data = encode_request(method, target, headers, body)
         h = self._h11
         if h.our_state is h11.DONE and h.their_state is h11.DONE:
             h.start_next_cycle()
+        if body:
+            headers = [*headers, (b"content-length", b"%d" % len(body))]
+        request = h11.Request(method=method, target=target, headers=headers)
         self.exchanges += 1
         self.got_response_bytes = False
-        h.send(_stand_in(method))
-        h.send(_END)
+        head = h.send(request)
+        if body:
+            data = b"".join((head, h.send(h11.Data(data=body)), h.send(_END)))
+        else:
+            data = head + h.send(_END)
         try:
-            try_write = self._try_write
-            sent = 0 if try_write is None else try_write(data)
-            if sent < len(data):
-                await self._stream.send_all(memoryview(data)[sent:] if sent else data)
+            await self._stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
             h.send_failed()
             raise ConnectionClosedError(f"sending the request failed ({_describe(exc)})") from exc

@@ -1,8 +1,9 @@
 """The response to one request: a whole body at once, or an event stream.
 
-A whole response (status, headers and body in one write) is encoded by the connection
-without h11 (`HttpConnection.whole_response`); an event stream goes through h11, which
-frames its chunks.
+Every byte is framed by the connection's h11 (`HttpConnection.frame_response`,
+`~HttpConnection.frame_stream_head`, `~HttpConnection.frame_data`): a whole response
+with its ``Content-Length`` (status, headers and body in one write), an event stream
+chunked. A `Reply` decides what to send and when; h11 decides how it looks on the wire.
 
 A `Reply` writes through its connection's write lock, which serialises every write to
 the socket and every ``h11`` send: the task answering the request and the connection's
@@ -18,18 +19,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Final, Literal
 
-import h11
-
 from mcpcore import jsonrpc
 from mcpcore.framing import encode_comment, encode_event
 from mcpcore.http import peek_message, status_for_error
-from transports._net.wire import Header, reason
 from transports._runtime.requestlog import log_refusal
 
 if TYPE_CHECKING:
     from transports._net.server_connection import HttpConnection
 
 __all__ = ["JSON_HEADERS", "REPLY_MODES", "SSE_HEADERS", "Header", "Reply", "ReplyMode"]
+
+#: A header field: lower-case name, value.
+Header = tuple[bytes, bytes]
 
 #: How `transports.serve_http` answers a POST that carries requests (its ``replies``):
 #: ``"auto"`` (legacy: an event stream, primed and resumable; 2026-07-28: a JSON body
@@ -87,7 +88,7 @@ class Reply:
         await connection.lock()
         try:
             self._check_idle()
-            data = self._connection.whole_response(status, headers, body, close=close)
+            data = connection.frame_response(status, headers, body, close=close)
             self.started = self.finished = True
             await connection.send_all(data)
         finally:
@@ -139,13 +140,11 @@ class Reply:
             if self.finished:
                 raise RuntimeError("the response is complete")
             if not self.started and end:
-                out = connection.whole_response(200, [*SSE_HEADERS, *headers], data)
+                out = connection.frame_response(200, [*SSE_HEADERS, *headers], data)
                 self.started = self.streaming = True
             else:
                 out = b"" if self.started else self._stream_head(headers)
-                out += self._chunk(data)
-                if end:
-                    out += connection.h11.send(h11.EndOfMessage())
+                out += connection.frame_data(data, end=end)
             if end:
                 self.finished = True
             await connection.send_all(out)
@@ -153,15 +152,12 @@ class Reply:
             connection.unlock()
 
     def _stream_head(self, headers: Sequence[Header]) -> bytes:
-        h = self._connection.h11
-        data = h.send(
-            h11.Response(status_code=200, headers=[*SSE_HEADERS, *headers], reason=reason(200))
-        )
+        data = self._connection.frame_stream_head([*SSE_HEADERS, *headers])
         self.started = self.streaming = True
         return data
 
     def _chunk(self, data: bytes) -> bytes:
-        return self._connection.h11.send(h11.Data(data=data)) if data else b""
+        return self._connection.frame_data(data)
 
     async def send_event(self, message: bytes, *, event_id: str | None = None) -> None:
         """Write one message as an event of the stream."""
@@ -185,7 +181,7 @@ class Reply:
         try:
             if self.finished:
                 return
-            data = self._chunk(last) + connection.h11.send(h11.EndOfMessage())
+            data = connection.frame_data(last, end=True)
             self.finished = True
             await connection.send_all(data)
         finally:
@@ -218,7 +214,7 @@ class Reply:
             if self.streaming:
                 if self.finished:
                     return
-                data = self._chunk(encode_event(message)) + connection.h11.send(h11.EndOfMessage())
+                data = connection.frame_data(encode_event(message), end=True)
             else:
                 self._check_idle()
                 if status is None:
@@ -230,7 +226,7 @@ class Reply:
                     self.streaming = True
                 else:
                     kind = JSON_HEADERS
-                data = connection.whole_response(status, [*kind, *headers], message)
+                data = connection.frame_response(status, [*kind, *headers], message)
                 self.started = True
             self.finished = True
             await connection.send_all(data)

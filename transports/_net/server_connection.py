@@ -1,11 +1,18 @@
 """One TCP connection: HTTP/1.1 with h11, one request at a time, in order.
 
+One ``h11.Connection`` serves the TCP connection from its first byte to its last: it
+parses every request and produces every byte of every response (a whole one, an event
+stream's head and chunks, a refusal, a ``100 Continue``), and after each exchange
+``start_next_cycle`` readies it for the next request, which may be pipelined in its
+buffer already. Whether there is a next one is h11's rule too: not after a request
+with ``Connection: close`` or HTTP/1.0, nor after a response that says so (we close),
+nor after a protocol error.
+
 The connection's **main task** reads a request (head and whole body, within the limits:
 431 for an oversized or overfull head, 413 for a body past the limit, or for one that
 would take the process past its budget for partial messages, `transports._net.partial`),
-answers it through the application, starts h11's next cycle, and reads the next one,
-which may be pipelined in h11's buffer already. A fast request costs no other task any
-work.
+answers it through the application, and reads the next one. A fast request costs no
+other task any work.
 
 A second task, the **watcher**, sleeps on an alarm whose deadline the main task moves:
 
@@ -22,26 +29,18 @@ A second task, the **watcher**, sleeps on an alarm whose deadline the main task 
   request still running then is a long one, and the watcher takes over the receiving
   side until the answer is complete. It sees the client hang up at once (2026-07-28:
   "closing the response stream IS the cancellation", so everything on the connection
-  is cancelled), buffers pipelined requests up to `MAX_PIPELINED_BYTES`, sends
-  keep-alive comments on quiet event streams, and closes a connection whose client
-  has read nothing for `HttpLimits.write_timeout`.
+  is cancelled), reads pipelined requests ahead into h11's buffer up to
+  `MAX_PIPELINED_BYTES` in all (never a byte more), sends keep-alive comments on quiet
+  event streams, and closes a connection whose client has read nothing for
+  `HttpLimits.write_timeout`.
 
 Moving a deadline is cheaper than a trip through the scheduler, which is what a reader
 task handing each request over would cost. HTTP/1.1 answers requests in order, so one
 at a time is not a limit: a client wanting concurrency opens more connections.
 
-Answers are written on the socket's descriptor directly (`transports._net.socketio`):
-trio's ``send_all`` passes through the scheduler after every write, one more turn of
-the event loop per request; only what the socket does not take at once goes through
-it. A request found already buffered (pipelined) is served after a checkpoint instead,
-so that a client pipelining a flood can't starve the other connections.
-
-h11 parses every request. A whole response (a JSON answer, an event stream sent at
-once) is encoded without it (`whole_response`, `transports._net.wire`): h11's send path
-costs about as much as the MCP work of a small call. That h11 has seen the request but
-not its answer, so the next request starts on a fresh one, fed what the old one had
-read past the request; whether there is a next one follows h11's rule (`keeps_alive`).
-Event streams go through h11, which frames their chunks.
+Every byte goes through the trio stream (``receive_some``, one ``send_all`` per write
+under the write lock). A request found already buffered (pipelined) is served after a
+checkpoint, so that a client pipelining a flood can't starve the other connections.
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Awaitable, Callable, Sequence
+from http import HTTPStatus
 from typing import Final
 
 import h11
@@ -65,10 +65,9 @@ from transports._net.partial import (
     MessageBuffer,
     PartialBudget,
 )
-from transports._net.reply import Reply
+from transports._net.reply import Header, Reply
 from transports._net.request import HttpRequest
-from transports._net.wire import Header, encode_response, keeps_alive
-from transports._runtime.busypoll import BusyPolling
+from transports._runtime.busypoll import BusyPolling, socket_fd
 
 __all__ = [
     "LINGER_BYTES",
@@ -97,6 +96,12 @@ LINGER_BYTES: Final = 256 * 1024
 
 #: What serves each request (the router): writes the answer through the `Reply`.
 Application = Callable[[HttpRequest, Reply, "HttpConnection"], Awaitable[None]]
+
+#: The reason phrases h11 writes in our status lines (it leaves the choice to us;
+#: clients ignore them, people reading a capture don't).
+_REASONS: Final = {status.value: status.phrase.encode() for status in HTTPStatus}
+_END: Final = h11.EndOfMessage()
+_CLOSE: Final = (b"connection", b"close")
 
 
 class _Refusal:
@@ -137,16 +142,20 @@ class HttpConnection:
     """Serves HTTP/1.1 requests from one client until it hangs up (see the module docstring).
 
     Attributes:
-        h11: The protocol state (only `Reply` and this class touch it). A new one
-            takes over after a whole response, which is written without it
-            (`whole_response`).
+        h11: The protocol state of the whole TCP connection, one cycle per request
+            (only this class touches it; `Reply` writes through its ``frame_*``
+            methods).
+        cycles: How many times `h11` has started a new request/response cycle
+            (``start_next_cycle``): requests answered with the connection kept for
+            another.
         limits: The server's limits.
         modern: Slot for the 2026-07-28 handler's `mcpcore.Connection` of this client.
         nudge: Called `NUDGE_DELAY` after the request being answered began, if it is
             still running then (set by the answer; cleared when the request ends).
 
     Args:
-        stream: The client's connection.
+        stream: The client's connection (a `trio.SocketStream` from a listener, or any
+            half-closeable trio stream).
         application: What answers each request.
         limits: The server's limits.
         busy_poll: See `transports.RECOMMENDED_BUSY_POLL` (0: off).
@@ -156,7 +165,7 @@ class HttpConnection:
 
     def __init__(
         self,
-        stream: trio.SocketStream,
+        stream: trio.abc.HalfCloseableStream,
         application: Application,
         limits: HttpLimits,
         *,
@@ -164,14 +173,11 @@ class HttpConnection:
         budget: PartialBudget = PARTIAL_BUDGET,
     ) -> None:
         self.limits = limits
-        self.h11 = self._new_h11()
+        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_size)
+        self.cycles = 0
         self.modern: object | None = None
         self.nudge: Callable[[], None] | None = None
-        # (Imported here: the WebSocket package imports this module.)
-        from transports._net.socketio import direct_writer
-
         self._stream = stream
-        self._try_write = direct_writer(stream)
         self._busy_poll = busy_poll
         self._application = application
         self._closers: list[Callable[[], None]] = []
@@ -184,14 +190,11 @@ class HttpConnection:
         self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
         self._leftover = False  # pipelined bytes of the next request are in h11's buffer
         self._method = b""  # of the request being read or answered (once its head is in)
-        self._keep_alive = True  # whether that request allows another after it
         self._read_bytes = 0
         # The request being answered.
         self._busy = False
         self._started = 0.0  # when the request being answered began
         self._reply: Reply | None = None
-        self._sent_whole = False  # its response went out past h11 (`whole_response`)
-        self._closing = False  # … with "Connection: close"
         self._writing_since: float | None = None
         self._last_write = 0.0
         # The watcher.
@@ -214,7 +217,7 @@ class HttpConnection:
         if self._scope is not None:
             self._scope.cancel()
 
-    async def take_over(self) -> tuple[trio.SocketStream, bytes]:
+    async def take_over(self) -> tuple[trio.abc.HalfCloseableStream, bytes]:
         """Hand the socket to another protocol (a WebSocket, after its upgrade).
 
         From now on HTTP is done with this connection: the watcher stops reading (and
@@ -230,7 +233,7 @@ class HttpConnection:
 
     async def serve(self) -> None:
         """Serve requests until the client hangs up or times out; then close the socket."""
-        polling = BusyPolling(self._stream.socket.fileno(), self._busy_poll)
+        polling = BusyPolling(socket_fd(self._stream), self._busy_poll)
         try:
             async with trio.open_nursery() as nursery:
                 self._scope = nursery.cancel_scope
@@ -290,47 +293,31 @@ class HttpConnection:
                 return  # (the socket spoke another protocol: nothing more of HTTP)
             if not reply.finished:
                 await self._finish_unanswered(reply)
-            if not self._next_cycle():
-                return  # closing (Connection: close, HTTP/1.0, or an error)
             self._busy = False
-            self._method = b""  # (a refusal before the next head must not take it for HEAD)
             # Only noted: the alarm still rings at the watch deadline, and the watcher
             # then sets it to this (a connection that goes on with requests moves it at
             # the next one; one move per request instead of two).
             self._alarm_at = trio.current_time() + limits.keepalive_timeout
             if self._watch is not None:
                 await self._take_back_reading()
-            if self._sent_whole:
-                self._renew_h11()
+            if not self._next_cycle():
+                return  # closing (Connection: close, HTTP/1.0, or an error)
+            self._method = b""  # (a refusal before the next head must not take it for HEAD)
 
     def _next_cycle(self) -> bool:
-        """The answer is complete: whether the connection carries another request."""
-        if self._sent_whole:
-            return not self._closing
+        """The answer is complete: whether the connection carries another request.
+
+        h11 decides: both sides are ``DONE`` unless a request or our response said
+        ``Connection: close`` (or was HTTP/1.0: ``MUST_CLOSE``), or either broke the
+        protocol (``ERROR``).
+        """
         h = self.h11
         if h.our_state is not h11.DONE or h.their_state is not h11.DONE:
             return False
         h.start_next_cycle()
+        self.cycles += 1
         self._leftover = bool(h.trailing_data[0])
         return True
-
-    def _renew_h11(self) -> None:
-        """After a whole response: a new h11 takes what the old one read past the request.
-
-        The old one saw the request but not the response (`whole_response`). Only once
-        the watcher stopped feeding it.
-        """
-        self._sent_whole = False
-        data, closed = self.h11.trailing_data
-        h = self.h11 = self._new_h11()
-        if data:
-            h.receive_data(data)
-        if closed:
-            h.receive_data(b"")
-        self._leftover = bool(data)
-
-    def _new_h11(self) -> h11.Connection:
-        return h11.Connection(h11.SERVER, max_incomplete_event_size=self.limits.max_header_size)
 
     async def _next_request(self) -> _Parsed:
         """Read until h11 has a whole request (or the client hangs up)."""
@@ -357,7 +344,7 @@ class HttpConnection:
                 data = b""
             if not data:
                 return _CLOSED
-            h.receive_data(data)
+            h.receive_data(bytes(data))  # (a socket's bytes already: no copy)
             self._read_bytes += len(data)
             started = True
 
@@ -393,22 +380,46 @@ class HttpConnection:
 
     # ------------------------------------------------------------ writing
 
-    def whole_response(
+    def frame_response(
         self, status: int, fields: Sequence[Header], body: bytes, *, close: bool = False
     ) -> bytes:
-        """The bytes of a complete response to the current request, encoded without h11.
+        """A complete response to the current request, as h11 frames it: one write's bytes.
 
-        (Under the write lock, once per request: `Reply`.) ``close``, or a request
-        that asked for it, ends the connection after the response.
+        (Under the write lock, once per request: `Reply`.) ``Content-Length`` is
+        declared; ``close`` adds ``Connection: close`` (h11 adds it by itself when the
+        request asked for it, or was HTTP/1.0). A response to ``HEAD`` carries the
+        headers of its body, not the body (RFC 9110 §9.3.2).
 
         Raises:
-            h11.LocalProtocolError: A header is malformed.
+            h11.LocalProtocolError: A header is malformed, or the response can't be
+                sent now (h11's validation).
         """
-        close = close or not self._keep_alive
-        data = encode_response(status, fields, body, close=close, head_only=self._method == b"HEAD")
-        self._sent_whole = True
-        self._closing = close
-        return data
+        headers = [*fields, (b"content-length", b"%d" % len(body))]
+        if close:
+            headers.append(_CLOSE)
+        h = self.h11
+        head = h.send(h11.Response(status_code=status, headers=headers, reason=_reason(status)))
+        if not body or self._method == b"HEAD":
+            return head + h.send(_END)
+        return b"".join((head, h.send(h11.Data(data=body)), h.send(_END)))
+
+    def frame_stream_head(self, fields: list[Header]) -> bytes:
+        """The head of a 200 response whose body comes in pieces (h11 chunks it).
+
+        Raises:
+            h11.LocalProtocolError: As `frame_response`.
+        """
+        return self.h11.send(h11.Response(status_code=200, headers=fields, reason=_reason(200)))
+
+    def frame_data(self, data: bytes, *, end: bool = False) -> bytes:
+        """A piece of the body being sent (a chunk; nothing for b""), and with ``end`` its end.
+
+        Raises:
+            h11.LocalProtocolError: No body is being sent.
+        """
+        h = self.h11
+        chunk = h.send(h11.Data(data=data)) if data else b""
+        return chunk + h.send(_END) if end else chunk
 
     async def lock(self) -> None:
         """Take the write lock (without a trip through the scheduler when it is free)."""
@@ -433,10 +444,7 @@ class HttpConnection:
         """Write bytes (under the write lock). A stuck write is seen by the watcher."""
         self._writing_since = trio.current_time()
         try:
-            try_write = self._try_write
-            sent = 0 if try_write is None else try_write(data)
-            if sent < len(data):
-                await self._stream.send_all(memoryview(data)[sent:] if sent else data)
+            await self._stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             self.close()
             raise
@@ -447,9 +455,16 @@ class HttpConnection:
     # ------------------------------------------------------------ the watcher
 
     def _set_alarm(self, deadline: float) -> None:
+        """Have the watcher wake at ``deadline``.
+
+        Only an earlier deadline moves the alarm's cancel scope; a later one is noted,
+        and an alarm that rings before it is set again (`_watch_loop`): a connection
+        answering requests back to back moves the alarm once per ring, not once per
+        request.
+        """
         self._alarm_at = deadline
         alarm = self._alarm
-        if alarm is not None:
+        if alarm is not None and deadline < alarm.deadline:
             alarm.deadline = deadline
 
     async def _watch_loop(self) -> None:
@@ -484,24 +499,26 @@ class HttpConnection:
         stream = self._stream
         interval = self.limits.sse_keepalive_interval
         self._watch_done = trio.Event()
-        pipelined = 0
+        # What h11 holds past the request counts: the main task read it ahead already.
+        pipelined = len(h.trailing_data[0])
         try:
             self._last_tick = trio.current_time()
             while self._busy:
                 quiet_since = max(self._last_write, self._last_tick)
                 with trio.CancelScope(deadline=quiet_since + interval) as watch:
                     self._watch = watch
-                    if pipelined > MAX_PIPELINED_BYTES:
+                    room = MAX_PIPELINED_BYTES - pipelined
+                    if room <= 0:
                         await trio.sleep_forever()  # read no further ahead
                     try:
-                        data = await stream.receive_some(READ_SIZE)
+                        data = await stream.receive_some(min(room, READ_SIZE))
                     except (trio.BrokenResourceError, trio.ClosedResourceError):
                         data = b""
                     if not data:
                         # "Closing the response stream IS the cancellation" (2026-07-28).
                         self.close()
                         return
-                    h.receive_data(data)
+                    h.receive_data(bytes(data))
                     pipelined += len(data)
                 if watch.cancelled_caught and self._busy and not await self._tick():
                     return
@@ -539,46 +556,60 @@ class HttpConnection:
         more than the process can hold now), 400 (anything h11 can't parse).
         """
         h = self.h11
-        limits = self.limits
         try:
             while True:
                 event = h.next_event()
                 if event is h11.NEED_DATA or event is h11.PAUSED:
                     return _INCOMPLETE
-                if isinstance(event, h11.Request):
-                    # Copied once: h11's fields are a sequence read item by item in
-                    # Python, three times the cost of a list when walked three times.
-                    fields = list(event.headers)
-                    if len(fields) > limits.max_header_count:
-                        return _Refusal(431, "Too many header fields")
-                    # (h11 bounds a head that arrives in pieces; one that came whole
-                    # in a single read is measured here, if the read was that large.)
-                    if self._read_bytes > limits.max_header_size and (
-                        _head_size(event.target, fields) > limits.max_header_size
-                    ):
-                        return _Refusal(431, "Request header fields too large")
-                    declared = _content_length(fields)
-                    if declared is not None:
-                        if declared > limits.max_body_size:
-                            return _Refusal(413, "Request body too large")
-                        if not self._body.expect(declared):
-                            return _BUSY  # (before the client sends it)
-                    self._head = event
-                    self._fields = fields
-                    self._method = event.method
-                elif isinstance(event, h11.Data):
-                    if self._body.size + len(event.data) > limits.max_body_size:
-                        return _Refusal(413, "Request body too large")
-                    if not self._body.add(event.data):
-                        return _BUSY  # (a chunked body, reserved as it comes)
+                if isinstance(event, h11.Data):
+                    refused = self._take_data(event.data)
+                elif isinstance(event, h11.Request):
+                    refused = self._take_head(event)
                 elif isinstance(event, h11.EndOfMessage):
                     return self._complete_request()
                 elif isinstance(event, h11.ConnectionClosed):
                     return _CLOSED
+                else:
+                    refused = None
+                if refused is not None:
+                    return refused
         except h11.RemoteProtocolError as exc:
             status = exc.error_status_hint
             reason = "Request header fields too large" if status == 431 else "Bad request"
             return _Refusal(status, reason)
+
+    def _take_head(self, event: h11.Request) -> _Parsed | None:
+        """Keep a request's head, or the refusal it earns (None: read on)."""
+        limits = self.limits
+        # Copied once: h11's fields are a sequence read item by item in Python,
+        # three times the cost of a list when walked three times.
+        fields = list(event.headers)
+        if len(fields) > limits.max_header_count:
+            return _Refusal(431, "Too many header fields")
+        # (h11 bounds a head that arrives in pieces; one that came whole in a single
+        # read is measured here, if the read was that large.)
+        if self._read_bytes > limits.max_header_size and (
+            _head_size(event.target, fields) > limits.max_header_size
+        ):
+            return _Refusal(431, "Request header fields too large")
+        declared = _content_length(fields)
+        if declared is not None:
+            if declared > limits.max_body_size:
+                return _Refusal(413, "Request body too large")
+            if not self._body.expect(declared):
+                return _BUSY  # (before the client sends it)
+        self._head = event
+        self._fields = fields
+        self._method = event.method
+        return None
+
+    def _take_data(self, data: bytes) -> _Parsed | None:
+        """Keep a piece of the body, or the refusal it earns (None: read on)."""
+        if self._body.size + len(data) > self.limits.max_body_size:
+            return _Refusal(413, "Request body too large")
+        if not self._body.add(data):
+            return _BUSY  # (a chunked body, reserved as it comes)
+        return None
 
     def _complete_request(self) -> HttpRequest:
         head = self._head
@@ -586,10 +617,14 @@ class HttpConnection:
         body = self._body.take()
         self._head = None
         self._partial = _NOTHING
-        self._keep_alive = keeps_alive(head.http_version, self._fields)
         return HttpRequest(
             head.method.decode("ascii"), head.target, self._fields, body, head.http_version
         )
+
+
+def _reason(status: int) -> bytes:
+    """The standard reason phrase of ``status`` (empty for an unknown one)."""
+    return _REASONS.get(status, b"")
 
 
 def _head_size(target: bytes, fields: list[tuple[bytes, bytes]]) -> int:

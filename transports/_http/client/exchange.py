@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+import h11
+
 from mcpcore.framing import SSEEvent, SSEParser
 from mcpcore.http import media_type
 from transports._client.errors import ConnectionClosedError
@@ -25,7 +27,6 @@ from transports._http.client.auth import BearerAuth
 from transports._net.client_connection import Head, Headers, HttpConnection
 from transports._net.pool import ConnectionPool
 from transports._net.url import HttpUrl
-from transports._net.wire import field_error
 
 __all__ = ["MAX_ERROR_BODY", "BodyTooLargeError", "Response", "Sender", "drain"]
 
@@ -171,17 +172,20 @@ class Sender:
                 raise ValueError(f"the transport sets {name} itself")
             if lowered == "authorization" and auth is not None:
                 raise ValueError("pass the token either as auth= or as a header, not both")
-            field = (lowered.encode("ascii"), value.encode("latin-1"))
-            problem = field_error(*field)
-            if problem is not None:
-                raise ValueError(problem)
-            extra.append(field)
+            extra.append((lowered.encode("ascii"), value.encode("latin-1")))
         # Built once: the headers of every request, before its own.
         self._base: Headers = [
             (b"host", url.authority.encode("ascii")),
             (b"user-agent", _USER_AGENT),
             *extra,
         ]
+        # Checked now, by the h11 that checks every request as it frames it, so that a
+        # malformed header (a value with CR or LF would split the request) fails here
+        # rather than on every call.
+        try:
+            h11.Request(method=b"POST", target=url.target.encode("ascii"), headers=self._base)
+        except h11.LocalProtocolError as exc:
+            raise ValueError(str(exc)) from None
 
     async def send(
         self, method: bytes, target: bytes, headers: Headers, body: bytes = b""

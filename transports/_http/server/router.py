@@ -108,22 +108,38 @@ class Router:
             return
         era = route_for(headers.get("mcp-protocol-version"))
         if method == "POST":
-            if era is Era.MODERN or not self._legacy_on:
-                await self.modern.post(request, reply, http, principal)
-            elif request.query_parameter(SESSION_PARAMETER) is not None:
-                await self.sse2024.post(request, reply, principal)
-            else:
-                await self.legacy.post(request, reply, principal)
+            await self._post(request, reply, http, principal, era)
         elif era is Era.MODERN or not self._legacy_on:
             await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_MODERN)
         elif method == "GET":
-            if "mcp-session-id" in headers:
-                await self.legacy.get(request, reply, principal)
-            elif "upgrade" in headers:
-                await reply.refuse(400, "Bad Request: no upgrade is served here")
-            else:
-                await self.sse2024.get(request, reply, principal, self._path)
+            await self._get(request, reply, principal)
         elif method == "DELETE":
             await self.legacy.delete(request, reply, principal)
         else:
             await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_LEGACY)
+
+    async def _post(
+        self,
+        request: HttpRequest,
+        reply: Reply,
+        http: HttpConnection,
+        principal: str | None,
+        era: Era,
+    ) -> None:
+        """A POST goes to its era's endpoint (2024-11-05's carries its session in the query)."""
+        if era is Era.MODERN or not self._legacy_on:
+            await self.modern.post(request, reply, http, principal)
+        elif request.query_parameter(SESSION_PARAMETER) is not None:
+            await self.sse2024.post(request, reply, principal)
+        else:
+            await self.legacy.post(request, reply, principal)
+
+    async def _get(self, request: HttpRequest, reply: Reply, principal: str | None) -> None:
+        """A legacy GET: a session's stream (2025-03-26 on), or a 2024-11-05 SSE stream."""
+        headers = request.headers
+        if "mcp-session-id" in headers:
+            await self.legacy.get(request, reply, principal)
+        elif "upgrade" in headers:
+            await reply.refuse(400, "Bad Request: no upgrade is served here")
+        else:
+            await self.sse2024.get(request, reply, principal, self._path)

@@ -23,7 +23,7 @@ from then on, as any stream.
 
 from __future__ import annotations
 
-from collections import deque
+import contextlib
 from typing import Final
 
 import trio
@@ -45,19 +45,20 @@ _Item = tuple[str, bytes]
 
 
 class Sink:
-    """The HTTP response a stream's events go to: a bounded queue its task drains.
+    """The HTTP response a stream's events go to: a bounded memory channel its task drains.
 
-    (A deque and a parked task rather than a memory channel: one is made per POST, and
-    a channel pair costs several times more to make.)
+    `put` never waits (the producers are the session's handlers and its hub): a client
+    that lets `MAX_STREAM_BACKLOG` events pile up loses the response, not the events
+    (they are in the store). Closing the channel ends the response once it has written
+    what was queued.
     """
 
-    __slots__ = ("_backlog", "_closed", "_items", "_waiting", "preface", "replayed")
+    __slots__ = ("_closed", "_receive", "_send", "preface", "replayed")
 
     def __init__(self, backlog: int) -> None:
-        self._backlog = backlog
-        self._items: deque[_Item] = deque()
+        # (None in the channel: a nudge, see `nudge`.)
+        self._send, self._receive = trio.open_memory_channel[_Item | None](backlog)
         self._closed = False
-        self._waiting: trio.lowlevel.Task | None = None
         #: Ids already written from the store: a live copy of one is skipped.
         self.replayed: set[str] = set()
         #: Encoded events to write before the queued ones: the priming event of a
@@ -68,51 +69,52 @@ class Sink:
         """Queue an event; False when the client is too far behind (the sink closes)."""
         if self._closed:
             return False
-        if len(self._items) >= self._backlog:
+        try:
+            self._send.send_nowait((event_id, message))
+        except trio.WouldBlock:
             self.close()
             return False
-        self._items.append((event_id, message))
-        self._wake()
         return True
 
     def close(self) -> None:
         """No more events: the response ends once it has written those queued."""
         self._closed = True
-        self._wake()
+        self._send.close()
 
     def nudge(self) -> None:
-        """Wake the task waiting for events now, with none (see `pump`)."""
-        self._wake()
-
-    def _wake(self) -> None:
-        task, self._waiting = self._waiting, None
-        if task is not None:
-            trio.lowlevel.reschedule(task)
+        """Have the task waiting for events go on now, with none (see `pump`)."""
+        # A full channel or a closed one has something for the task already.
+        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+            self._send.send_nowait(None)
 
     async def next_batch(self) -> tuple[list[_Item], bool]:
         """The next events (all that are waiting, up to a bound), and whether it ended.
 
         Waits for at least one event unless the sink is closed or `nudge` is called.
         """
-        if not self._items and not self._closed:
-            self._waiting = trio.lowlevel.current_task()
-
-            def abort(_: object) -> trio.lowlevel.Abort:
-                self._waiting = None
-                return trio.lowlevel.Abort.SUCCEEDED
-
-            await trio.lowlevel.wait_task_rescheduled(abort)
-        return self.ready()
+        try:
+            first = await self._receive.receive()
+        except trio.EndOfChannel:
+            return [], True
+        return self._drain([] if first is None else [first])
 
     def ready(self) -> tuple[list[_Item], bool]:
         """The events waiting now (none, perhaps), and whether it ended."""
-        items = self._items
-        if len(items) <= MAX_COALESCED_EVENTS:
-            batch = list(items)
-            items.clear()
-        else:
-            batch = [items.popleft() for _ in range(MAX_COALESCED_EVENTS)]
-        return batch, self._closed and not items
+        return self._drain([])
+
+    def _drain(self, batch: list[_Item]) -> tuple[list[_Item], bool]:
+        receive = self._receive
+        while len(batch) < MAX_COALESCED_EVENTS:
+            try:
+                item = receive.receive_nowait()
+            except trio.WouldBlock:
+                return batch, False
+            except trio.EndOfChannel:
+                return batch, True
+            if item is not None:
+                batch.append(item)
+        # A full batch: it is the last if nothing is left behind it.
+        return batch, self._closed and receive.statistics().current_buffer_used == 0
 
 
 class EventStream:
