@@ -8,11 +8,12 @@ elsewhere would send our messages (and our bearer token) to a host we never chos
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
-__all__ = ["HttpUrl", "parse_url"]
+__all__ = ["HttpUrl", "UrlParts", "host_header", "parse_url", "split_url"]
 
 _DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
@@ -43,10 +44,7 @@ class HttpUrl:
     @property
     def authority(self) -> str:
         """The ``Host`` header's value: the host, and the port unless it is the default."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        if self.port == _DEFAULT_PORTS[self.scheme]:
-            return host
-        return f"{host}:{self.port}"
+        return host_header(self.host, self.port, _DEFAULT_PORTS[self.scheme])
 
     @property
     def origin(self) -> tuple[str, str, int]:
@@ -72,25 +70,55 @@ def parse_url(url: str) -> HttpUrl:
         ValueError: Another scheme, no host, a bad port, or user info (credentials in
             a URL are refused: pass them as ``headers`` or ``auth``).
     """
+    parts = split_url(url, _DEFAULT_PORTS, credentials_go_in="headers= or auth=")
+    return HttpUrl(
+        text=url, scheme=parts.scheme, host=parts.host, port=parts.port, target=parts.target
+    )
+
+
+class UrlParts(NamedTuple):
+    """What `split_url` found in a URL."""
+
+    scheme: str
+    host: str
+    port: int
+    target: str
+    fragment: str
+
+
+def split_url(url: str, default_ports: Mapping[str, int], *, credentials_go_in: str) -> UrlParts:
+    """Split a URL whose scheme is one of ``default_ports``' (HTTP's, or WebSocket's).
+
+    The target is the path (``/`` when empty) and the query; the port is the scheme's
+    default when the URL names none.
+
+    Raises:
+        ValueError: Another scheme, no host, a bad port, or user info (the message says
+            to pass credentials in ``credentials_go_in``).
+    """
     try:
         parts = urlsplit(url)
         port = parts.port
     except ValueError as exc:
         raise ValueError(f"invalid URL {url!r}: {exc}") from None
     scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS:
-        raise ValueError(f"the URL must be http or https, not {url!r}")
+    if scheme not in default_ports:
+        raise ValueError(f"the URL must be {' or '.join(default_ports)}, not {url!r}")
     if not parts.hostname:
         raise ValueError(f"the URL {url!r} names no host")
     if parts.username is not None or parts.password is not None:
-        raise ValueError("credentials in the URL are not supported; use headers= or auth=")
+        raise ValueError(f"credentials in the URL are not supported; use {credentials_go_in}")
     target = parts.path or "/"
     if parts.query:
         target = f"{target}?{parts.query}"
-    return HttpUrl(
-        text=url,
-        scheme=scheme,
-        host=parts.hostname,
-        port=port if port is not None else _DEFAULT_PORTS[scheme],
-        target=target,
-    )
+    port = port if port is not None else default_ports[scheme]
+    return UrlParts(scheme, parts.hostname, port, target, parts.fragment)
+
+
+def host_header(host: str, port: int, default_port: int) -> str:
+    """The ``Host`` header's value: ``host``, and ``port`` unless it is the default.
+
+    An IPv6 address goes in brackets.
+    """
+    bracketed = f"[{host}]" if ":" in host else host
+    return bracketed if port == default_port else f"{bracketed}:{port}"

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Final
-from urllib.parse import urlsplit
 
 import trio
 from wsproto import ConnectionType, WSConnection
@@ -25,6 +24,7 @@ from wsproto.utilities import RemoteProtocolError
 
 from transports._client.errors import ConnectionClosedError
 from transports._net.errors import HttpStatusError
+from transports._net.url import host_header, split_url
 from transports._websocket.limits import MAX_HANDSHAKE_SIZE, READ_SIZE
 from transports._websocket.upgrade import SUBPROTOCOL
 
@@ -68,9 +68,7 @@ class WebSocketUrl:
     @property
     def authority(self) -> str:
         """The ``Host`` header's value: the host, and the port unless it is the default."""
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        default = _DEFAULT_PORTS["wss" if self.tls else "ws"]
-        return host if self.port == default else f"{host}:{self.port}"
+        return host_header(self.host, self.port, _DEFAULT_PORTS["wss" if self.tls else "ws"])
 
 
 def parse_ws_url(url: str) -> WebSocketUrl:
@@ -79,31 +77,17 @@ def parse_ws_url(url: str) -> WebSocketUrl:
     Raises:
         ValueError: Another scheme, no host, a bad port, user info or a fragment.
     """
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise ValueError(f"invalid URL {url!r}: {exc}") from None
-    scheme = parts.scheme.lower()
-    if scheme not in _DEFAULT_PORTS:
-        raise ValueError(f"the URL must be ws or wss, not {url!r}")
-    if not parts.hostname:
-        raise ValueError(f"the URL {url!r} names no host")
-    if parts.username is not None or parts.password is not None:
-        raise ValueError("credentials in the URL are not supported; use headers=")
+    parts = split_url(url, _DEFAULT_PORTS, credentials_go_in="headers=")
     if parts.fragment:
         # "Fragment identifiers are meaningless in the context of WebSocket URIs and
         # MUST NOT be used on these URIs" (RFC 6455 §3).
         raise ValueError(f"a WebSocket URL has no fragment: {url!r}")
-    target = parts.path or "/"
-    if parts.query:
-        target = f"{target}?{parts.query}"
     return WebSocketUrl(
         text=url,
-        tls=scheme == "wss",
-        host=parts.hostname,
-        port=port if port is not None else _DEFAULT_PORTS[scheme],
-        target=target,
+        tls=parts.scheme == "wss",
+        host=parts.host,
+        port=parts.port,
+        target=parts.target,
     )
 
 
