@@ -21,14 +21,13 @@ import os
 import subprocess
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import aclosing, asynccontextmanager
-from typing import Final, Literal, TypeAlias
+from typing import Final, Literal, TypeAlias, cast
 
 import trio
 
 from mcpcore.client import (
     DEFAULT_PROBE_TIMEOUT,
     ClientCallbacks,
-    ClientSession,
     ConnectMode,
 )
 from mcpcore.framing import MAX_MESSAGE_SIZE, LineFramer
@@ -85,23 +84,10 @@ StderrOption: TypeAlias = Literal["inherit", "devnull", "capture"] | Callable[[b
 class StdioClient(Client):
     """A `Client` whose server is a subprocess (see `open_stdio_client`)."""
 
-    def __init__(
-        self,
-        session: ClientSession,
-        transport: StreamDriver[StdioLink],
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_total_timeout: float = MAX_TOTAL_TIMEOUT,
-        notifications: NotificationDispatcher | None = None,
-    ) -> None:
-        super().__init__(
-            session,
-            transport,
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            notifications=notifications,
-        )
-        self._driver = transport
+    @property
+    def _driver(self) -> StreamDriver[StdioLink]:
+        # (`open_stdio_client` gives every StdioClient this transport.)
+        return cast("StreamDriver[StdioLink]", self._transport)
 
     @property
     def process(self) -> trio.Process:

@@ -20,6 +20,7 @@ import contextlib
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import aclosing, asynccontextmanager
+from typing import cast
 
 import trio
 from wsproto.frame_protocol import CloseReason
@@ -27,7 +28,6 @@ from wsproto.frame_protocol import CloseReason
 from mcpcore.client import (
     DEFAULT_PROBE_TIMEOUT,
     ClientCallbacks,
-    ClientSession,
     ConnectMode,
 )
 from mcpcore.types import Implementation
@@ -58,23 +58,10 @@ __all__ = ["WebSocketClient", "WebSocketLink", "open_websocket_client"]
 class WebSocketClient(Client):
     """A `Client` whose server is reached over a WebSocket (see `open_websocket_client`)."""
 
-    def __init__(
-        self,
-        session: ClientSession,
-        transport: StreamDriver[WebSocketLink],
-        *,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_total_timeout: float = MAX_TOTAL_TIMEOUT,
-        notifications: NotificationDispatcher | None = None,
-    ) -> None:
-        super().__init__(
-            session,
-            transport,
-            timeout=timeout,
-            max_total_timeout=max_total_timeout,
-            notifications=notifications,
-        )
-        self._websocket = transport.link
+    @property
+    def _websocket(self) -> WebSocketLink:
+        # (`open_websocket_client` gives every WebSocketClient a StreamDriver of one.)
+        return cast("StreamDriver[WebSocketLink]", self._transport).link
 
     @property
     def url(self) -> str:
