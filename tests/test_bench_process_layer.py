@@ -76,6 +76,24 @@ def variant(name: str, column: str, busy_poll: float | None = 0.0) -> ProcessVar
     )
 
 
+def measure(
+    context: Context, workloads: list[Workload], variants: list[ProcessVariant]
+) -> list[Any]:
+    """`measure_rows` on the fake layer, every row named by its workload and era."""
+    return measure_rows(
+        context,
+        layer="fake",
+        label="tools/call",
+        workloads=workloads,
+        variants=variants,
+        expected_text=ANSWER,
+        row_name=lambda key, era: f"{key}, {era}",
+        sizes=lambda era: 1,
+        notes=lambda workload, era: [],
+        unavailable=(),
+    )
+
+
 def run(variants: list[ProcessVariant], breaking_client: str) -> list[Any]:
     context = Context(Settings(repeat=2, target_seconds=0.001, quick=True), Availability())
     workloads = [Workload("sequential", 1, (1, 1), ()), Workload("8 in flight", 8, (1, 1), ())]
@@ -88,18 +106,7 @@ def run(variants: list[ProcessVariant], breaking_client: str) -> list[Any]:
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(Workload, "calls_per_task", breaking)
-        return measure_rows(
-            context,
-            layer="fake",
-            label="tools/call",
-            workloads=workloads,
-            variants=variants,
-            expected_text=ANSWER,
-            row_name=lambda key, era: f"{key}, {era}",
-            sizes=lambda era: 1,
-            notes=lambda workload, era: [],
-            unavailable=(),
-        )
+        return measure(context, workloads, variants)
 
 
 def test_a_failing_comparison_is_left_out_from_that_point_on() -> None:
@@ -136,18 +143,7 @@ def test_a_row_with_busy_polling_on_sits_next_to_its_row_with_it_off() -> None:
         variant("ceiling on", "ceiling", busy_poll=budget),
     ]
     FakeThread.batches.clear()
-    rows = measure_rows(
-        context,
-        layer="fake",
-        label="tools/call",
-        workloads=workloads,
-        variants=variants,
-        expected_text=ANSWER,
-        row_name=lambda key, era: f"{key}, {era}",
-        sizes=lambda era: 1,
-        notes=lambda workload, era: [],
-        unavailable=(),
-    )
+    rows = measure(context, workloads, variants)
     assert [row.name for row in rows] == [
         "sequential, legacy",
         "sequential, busy poll 321 µs, legacy",
