@@ -1,10 +1,11 @@
-"""h11 frames every byte of HTTP/1.1, on both sides, one ``h11.Connection`` per TCP connection.
+"""`transports._net.http1` frames every byte of HTTP/1.1, both sides, one state per connection.
 
 The server's `transports._net.server_connection.HttpConnection` and the client's
 `transports._net.client_connection.HttpConnection` over a real socket pair, the other
-end spoken by a plain h11 peer written here: what each side writes is read back by h11,
-what it refuses to write never reaches the socket, and a keep-alive connection is one
-h11 cycle after another (``start_next_cycle``), not a fresh h11 per request.
+end spoken by a plain h11 peer written here: what each side writes is read back by h11
+(strict, and independent of ours), what it refuses to write never reaches the socket,
+and a keep-alive connection is one cycle after another (``start_next_cycle``) of one
+`http1` connection, not a fresh one per request.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import trio.testing
 
 from tests.transports.http_raw import RawConnection
 from tests.transports.trio_helpers import trio_test
+from transports._net import http1
 from transports._net.client_connection import HttpConnection as ClientConnection
 from transports._net.limits import MAX_PIPELINED_BYTES, READ_SIZE, HttpLimits
 from transports._net.reply import Reply
@@ -141,15 +143,15 @@ def headers_of(response: h11.Response) -> dict[bytes, bytes]:
 
 
 @trio_test(autojump=True)
-async def test_one_h11_connection_serves_every_request_of_a_keepalive_connection() -> None:
-    seen: list[tuple[h11.Connection, int]] = []
+async def test_one_http1_connection_serves_every_request_of_a_keepalive_connection() -> None:
+    seen: list[tuple[http1.ServerConnection, int]] = []
 
     async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
-        seen.append((http.h11, http.cycles))
+        seen.append((http.http, http.cycles))
         kind = request.body
         if kind == b"json":
             await reply.respond_json(200, b'{"n":%d}' % len(seen))
-        elif kind == b"stream":  # head, two events, end: three writes, chunked by h11
+        elif kind == b"stream":  # head, two events, end: three writes, chunked
             await reply.start_stream(first=b"data: 1\n\n")
             await reply.send_raw(b"data: 2\n\n")
             await reply.end_stream()
@@ -175,15 +177,15 @@ async def test_one_h11_connection_serves_every_request_of_a_keepalive_connection
         # Every byte the server wrote, read back by a strict h11 client: nothing else.
         assert peer.h11.their_state is h11.DONE
     assert [cycles for _, cycles in seen] == [0, 1, 2, 3]
-    assert all(h is seen[0][0] for h, _ in seen)  # one h11 for the whole connection
+    assert all(h is seen[0][0] for h, _ in seen)  # one http1 state for the whole connection
 
 
 @trio_test(autojump=True)
-async def test_a_pipelined_burst_is_answered_in_order_on_one_h11() -> None:
-    seen: list[h11.Connection] = []
+async def test_a_pipelined_burst_is_answered_in_order_on_one_http1_connection() -> None:
+    seen: list[http1.ServerConnection] = []
 
     async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
-        seen.append(http.h11)
+        seen.append(http.http)
         await reply.respond_json(200, request.body)
 
     async with served(application) as (peer, _):
@@ -203,11 +205,11 @@ async def test_a_pipelined_burst_is_answered_in_order_on_one_h11() -> None:
         (b"1.1", [(b"connection", b"Close")], False),
         (b"1.1", [(b"connection", b"upgrade, close ")], False),
         (b"1.0", [], False),
-        (b"1.0", [(b"connection", b"keep-alive")], False),  # (h11: no HTTP/1.0 keep-alive)
+        (b"1.0", [(b"connection", b"keep-alive")], False),  # (no HTTP/1.0 keep-alive, as in h11)
     ],
 )
 @trio_test(autojump=True)
-async def test_whether_the_connection_goes_on_is_h11s_rule(
+async def test_whether_the_connection_goes_on_follows_the_keep_alive_rules(
     version: bytes, fields: Fields, carries_another: bool
 ) -> None:
     async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
@@ -250,20 +252,20 @@ async def test_closing_says_so_and_an_empty_body_has_length_zero() -> None:
         (b"x a", b"v"),
         (b"x-a:", b"v"),
         (b"", b"v"),
-        # Two lengths: h11 refuses to declare what the body contradicts.
+        # The length is the module's to write: a caller's could contradict the body.
         (b"content-length", b"999"),
     ],
 )
 @trio_test(autojump=True)
-async def test_a_malformed_response_header_is_refused_by_h11_and_nothing_is_written(
+async def test_a_malformed_response_header_is_refused_and_nothing_is_written(
     name: bytes, value: bytes
 ) -> None:
-    refused: list[h11.LocalProtocolError] = []
+    refused: list[http1.LocalProtocolError] = []
 
     async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
         try:
             await reply.respond(200, [(name, value)], b"ok")
-        except h11.LocalProtocolError as exc:
+        except http1.LocalProtocolError as exc:
             refused.append(exc)
         await reply.respond(200, [(b"x-a", b"fine")], b"second")
 
@@ -279,7 +281,7 @@ async def test_a_malformed_response_header_is_refused_by_h11_and_nothing_is_writ
 
 
 @trio_test(autojump=True)
-async def test_a_request_with_a_malformed_header_is_refused_by_h11_with_400() -> None:
+async def test_a_request_with_a_malformed_header_is_refused_with_400() -> None:
     async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
         raise AssertionError("never served")
 
@@ -389,7 +391,7 @@ async def answer(server: trio.SocketStream, h: h11.Connection, body: bytes) -> h
 
 
 @trio_test(autojump=True)
-async def test_the_client_frames_every_request_with_one_h11_across_exchanges() -> None:
+async def test_the_client_frames_every_request_with_one_http1_connection_across_exchanges() -> None:
     async with client_pair() as (client, server):
         h = h11.Connection(h11.SERVER)
         for n in range(3):
@@ -439,11 +441,11 @@ async def test_the_server_reads_the_clients_request_whole() -> None:
     ],
 )
 @trio_test(autojump=True)
-async def test_a_malformed_request_is_refused_by_h11_and_nothing_is_sent(
+async def test_a_malformed_request_is_refused_and_nothing_is_sent(
     method: bytes, target: bytes, fields: Fields
 ) -> None:
     async with client_pair() as (client, server):
-        with pytest.raises(h11.LocalProtocolError):
+        with pytest.raises(http1.LocalProtocolError):
             await client.round_trip(method, target, fields, b"{}")
         # The connection is as it was: the next request is the first thing sent.
         h = h11.Connection(h11.SERVER)

@@ -20,8 +20,9 @@ import traceback
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-import h11
 import trio
+
+from transports._net import http1
 
 __all__ = ["ACCEPT_BATCH", "REJECT_TIMEOUT", "ErrorReporter", "accept_connections", "print_error"]
 
@@ -33,7 +34,6 @@ __all__ = ["ACCEPT_BATCH", "REJECT_TIMEOUT", "ErrorReporter", "accept_connection
 ACCEPT_BATCH: Final = 128
 #: Seconds spent telling a connection past the cap that we are full.
 REJECT_TIMEOUT: Final = 1.0
-_FULL_HEADERS: Final = [(b"content-length", b"0"), (b"connection", b"close")]
 
 #: Told about an unexpected error that ended one connection.
 ErrorReporter = Callable[[BaseException], None]
@@ -107,12 +107,10 @@ class _Queued:
 async def _reject(stream: trio.SocketStream) -> None:
     """Tell a connection past the cap that we are full, and close it.
 
-    The 503 goes out before any request is read: h11 lets a server answer first (an
-    error response, then close).
+    The 503 goes out before any request is read: a server may answer first (an error
+    response, then close).
     """
-    h = h11.Connection(h11.SERVER)
-    full = h11.Response(status_code=503, headers=_FULL_HEADERS, reason=b"Service Unavailable")
-    data = h.send(full) + h.send(h11.EndOfMessage())
+    data = http1.ServerConnection().send_response(503, [], close=True)
     with trio.move_on_after(REJECT_TIMEOUT):
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
             await stream.send_all(data)

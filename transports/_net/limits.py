@@ -57,7 +57,7 @@ KEEPALIVE_TIMEOUT: Final = 30.0
 #: treated as dead (the runtime's `transports._runtime.writer.WRITE_TIMEOUT`).
 WRITE_TIMEOUT: Final = 30.0
 #: TCP connections served at once; past it new ones get 503 and are closed. Each costs
-#: two tasks and h11's buffers (~20 KB).
+#: two tasks and the connection's buffers (~20 KB).
 MAX_CONNECTIONS: Final = 1024
 #: Bytes of pipelined requests read ahead while a response is in progress; past it the
 #: connection is not read until the response is done (HTTP/1.1 answers in order).

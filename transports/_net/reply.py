@@ -1,12 +1,13 @@
 """The response to one request: a whole body at once, or an event stream.
 
-Every byte is framed by the connection's h11 (`HttpConnection.frame_response`,
-`~HttpConnection.frame_stream_head`, `~HttpConnection.frame_data`): a whole response
-with its ``Content-Length`` (status, headers and body in one write), an event stream
-chunked. A `Reply` decides what to send and when; h11 decides how it looks on the wire.
+Every byte is framed by the connection's `transports._net.http1` state
+(`HttpConnection.frame_response`, `~HttpConnection.frame_stream_head`,
+`~HttpConnection.frame_data`): a whole response with its ``Content-Length`` (status,
+headers and body in one write), an event stream chunked. A `Reply` decides what to send
+and when; `http1` decides how it looks on the wire.
 
 A `Reply` writes through its connection's write lock, which serialises every write to
-the socket and every ``h11`` send: the task answering the request and the connection's
+the socket and every frame made: the task answering the request and the connection's
 reader (which sends keep-alive comments on a quiet stream) never interleave bytes.
 
 Event streams are ``text/event-stream`` with ``Cache-Control: no-cache`` and

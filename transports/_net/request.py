@@ -38,7 +38,7 @@ class HttpRequest:
         path, _, query = target.partition(b"?")
         self.path = path.decode(_CODEC)
         self.query = query.decode(_CODEC)
-        # (h11 lower-cases the names.) Repeated fields are rare: joined only when found.
+        # (`http1` lower-cases the names.) Repeated fields are rare: joined only when found.
         headers = {name.decode(_CODEC): value.decode(_CODEC) for name, value in fields}
         if len(headers) < len(fields):
             headers = {}

@@ -1,12 +1,12 @@
-"""One TCP connection: HTTP/1.1 with h11, one request at a time, in order.
+"""One TCP connection: HTTP/1.1, one request at a time, in order.
 
-One ``h11.Connection`` serves the TCP connection from its first byte to its last: it
-parses every request and produces every byte of every response (a whole one, an event
-stream's head and chunks, a refusal, a ``100 Continue``), and after each exchange
-``start_next_cycle`` readies it for the next request, which may be pipelined in its
-buffer already. Whether there is a next one is h11's rule too: not after a request
-with ``Connection: close`` or HTTP/1.0, nor after a response that says so (we close),
-nor after a protocol error.
+One `transports._net.http1.ServerConnection` serves the TCP connection from its first
+byte to its last: it parses every request and frames every byte of every response (a
+whole one, an event stream's head and chunks, a refusal, a ``100 Continue``), and after
+each exchange ``start_next_cycle`` readies it for the next request, which may be
+pipelined in its buffer already. Whether there is a next one is its rule too: not after
+a request with ``Connection: close`` or HTTP/1.0, nor after a response that says so (we
+close), nor after a protocol error.
 
 The connection's **main task** reads a request (head and whole body, within the limits:
 431 for an oversized or overfull head, 413 for a body past the limit, or for one that
@@ -29,7 +29,7 @@ A second task, the **watcher**, sleeps on an alarm whose deadline the main task 
   request still running then is a long one, and the watcher takes over the receiving
   side until the answer is complete. It sees the client hang up at once (2026-07-28:
   "closing the response stream IS the cancellation", so everything on the connection
-  is cancelled), reads pipelined requests ahead into h11's buffer up to
+  is cancelled), reads pipelined requests ahead into the parser's buffer up to
   `MAX_PIPELINED_BYTES` in all (never a byte more), sends keep-alive comments on quiet
   event streams, and closes a connection whose client has read nothing for
   `HttpLimits.write_timeout`.
@@ -48,12 +48,11 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Awaitable, Callable, Sequence
-from http import HTTPStatus
 from typing import Final
 
-import h11
 import trio
 
+from transports._net import http1
 from transports._net.limits import (
     MAX_PIPELINED_BYTES,
     READ_SIZE,
@@ -97,12 +96,6 @@ LINGER_BYTES: Final = 256 * 1024
 #: What serves each request (the router): writes the answer through the `Reply`.
 Application = Callable[[HttpRequest, Reply, "HttpConnection"], Awaitable[None]]
 
-#: The reason phrases h11 writes in our status lines (it leaves the choice to us;
-#: clients ignore them, people reading a capture don't).
-_REASONS: Final = {status.value: status.phrase.encode() for status in HTTPStatus}
-_END: Final = h11.EndOfMessage()
-_CLOSE: Final = (b"connection", b"close")
-
 
 class _Refusal:
     """A request that can't be served: answer ``status`` (with ``headers``) and close."""
@@ -125,7 +118,7 @@ _BUSY: Final = _Refusal(
 
 
 class _Incomplete:
-    """`HttpConnection._advance`: h11 needs more bytes for a whole request."""
+    """`HttpConnection._advance`: more bytes are needed for a whole request."""
 
 
 # How much of the request being read is in (`HttpConnection._partial`).
@@ -135,6 +128,12 @@ _BODY: Final = 2
 #: Nothing more will come (the client hung up).
 _CLOSED: Final = None
 _INCOMPLETE: Final = _Incomplete()
+#: What a refusal of a request `http1` can't parse says, by status.
+_REFUSALS: Final = {
+    431: "Request header fields too large",
+    501: "Not implemented: the only transfer-coding is chunked",
+    505: "HTTP version not supported",
+}
 _Parsed = HttpRequest | _Refusal | _Incomplete | None
 
 
@@ -142,10 +141,10 @@ class HttpConnection:
     """Serves HTTP/1.1 requests from one client until it hangs up (see the module docstring).
 
     Attributes:
-        h11: The protocol state of the whole TCP connection, one cycle per request
+        http: The HTTP/1.1 state of the whole TCP connection, one cycle per request
             (only this class touches it; `Reply` writes through its ``frame_*``
             methods).
-        cycles: How many times `h11` has started a new request/response cycle
+        cycles: How many times `http` has started a new request/response cycle
             (``start_next_cycle``): requests answered with the connection kept for
             another.
         limits: The server's limits.
@@ -173,7 +172,7 @@ class HttpConnection:
         budget: PartialBudget = PARTIAL_BUDGET,
     ) -> None:
         self.limits = limits
-        self.h11 = h11.Connection(h11.SERVER, max_incomplete_event_size=limits.max_header_size)
+        self.http = http1.ServerConnection(max_head_size=limits.max_header_size)
         self.cycles = 0
         self.modern: object | None = None
         self.nudge: Callable[[], None] | None = None
@@ -184,12 +183,11 @@ class HttpConnection:
         self._lock = trio.Lock()
         self._scope: trio.CancelScope | None = None
         # The request being read.
-        self._head: h11.Request | None = None
+        self._head: http1.Request | None = None
         self._fields: list[tuple[bytes, bytes]] = []  # its header fields
         self._body = MessageBuffer(budget)
         self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
-        self._leftover = False  # pipelined bytes of the next request are in h11's buffer
-        self._method = b""  # of the request being read or answered (once its head is in)
+        self._leftover = False  # pipelined bytes of the next request are in `http`'s buffer
         self._read_bytes = 0
         # The request being answered.
         self._busy = False
@@ -229,7 +227,7 @@ class HttpConnection:
         self._busy = False
         self._set_alarm(math.inf)
         await self._take_back_reading()
-        return self._stream, bytes(self.h11.trailing_data[0])
+        return self._stream, self.http.trailing_data
 
     async def serve(self) -> None:
         """Serve requests until the client hangs up or times out; then close the socket."""
@@ -302,26 +300,24 @@ class HttpConnection:
                 await self._take_back_reading()
             if not self._next_cycle():
                 return  # closing (Connection: close, HTTP/1.0, or an error)
-            self._method = b""  # (a refusal before the next head must not take it for HEAD)
 
     def _next_cycle(self) -> bool:
         """The answer is complete: whether the connection carries another request.
 
-        h11 decides: both sides are ``DONE`` unless a request or our response said
-        ``Connection: close`` (or was HTTP/1.0: ``MUST_CLOSE``), or either broke the
-        protocol (``ERROR``).
+        Both are complete, and neither a request nor our response said ``Connection:
+        close`` (nor was the request HTTP/1.0), nor did the client break the protocol.
         """
-        h = self.h11
-        if h.our_state is not h11.DONE or h.their_state is not h11.DONE:
+        h = self.http
+        if not (h.request_complete and h.response_complete and h.keep_alive):
             return False
         h.start_next_cycle()
         self.cycles += 1
-        self._leftover = bool(h.trailing_data[0])
+        self._leftover = h.trailing_size > 0
         return True
 
     async def _next_request(self) -> _Parsed:
-        """Read until h11 has a whole request (or the client hangs up)."""
-        h = self.h11
+        """Read until a whole request is in (or the client hangs up)."""
+        h = self.http
         stream = self._stream
         started = self._leftover  # (bytes of this request came with the last one)
         # Bytes read for this request (pipelined ones count as a whole read).
@@ -355,14 +351,14 @@ class HttpConnection:
                 await reply.end_stream()
             elif not reply.started:
                 await reply.refuse(500, "Internal error", close=True)
-        except h11.LocalProtocolError:
+        except http1.LocalProtocolError:
             self.close()
 
     async def _refuse(self, refusal: _Refusal) -> None:
-        if self.h11.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+        if self.http.response_started:
             return
         with contextlib.suppress(
-            h11.LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError
+            http1.LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError
         ):
             await Reply(self).refuse(
                 refusal.status, refusal.message, headers=refusal.headers, close=True
@@ -371,10 +367,7 @@ class HttpConnection:
     async def _send_continue(self) -> None:
         await self.lock()
         try:
-            data = self.h11.send(
-                h11.InformationalResponse(status_code=100, headers=[], reason=b"Continue")
-            )
-            await self.send_all(data)
+            await self.send_all(self.http.send_continue())
         finally:
             self.unlock()
 
@@ -383,43 +376,36 @@ class HttpConnection:
     def frame_response(
         self, status: int, fields: Sequence[Header], body: bytes, *, close: bool = False
     ) -> bytes:
-        """A complete response to the current request, as h11 frames it: one write's bytes.
+        """A complete response to the current request: one write's bytes.
 
         (Under the write lock, once per request: `Reply`.) ``Content-Length`` is
-        declared; ``close`` adds ``Connection: close`` (h11 adds it by itself when the
-        request asked for it, or was HTTP/1.0). A response to ``HEAD`` carries the
-        headers of its body, not the body (RFC 9110 §9.3.2).
+        declared; ``close`` adds ``Connection: close`` (added anyway when the request
+        asked for it, or was HTTP/1.0). A response to ``HEAD`` carries the headers of
+        its body, not the body (RFC 9110 §9.3.2).
 
         Raises:
-            h11.LocalProtocolError: A header is malformed, or the response can't be
-                sent now (h11's validation).
+            http1.LocalProtocolError: A header is malformed, or the response can't be
+                sent now.
         """
-        headers = [*fields, (b"content-length", b"%d" % len(body))]
-        if close:
-            headers.append(_CLOSE)
-        h = self.h11
-        head = h.send(h11.Response(status_code=status, headers=headers, reason=_reason(status)))
-        if not body or self._method == b"HEAD":
-            return head + h.send(_END)
-        return b"".join((head, h.send(h11.Data(data=body)), h.send(_END)))
+        return self.http.send_response(status, fields, body, close=close)
 
     def frame_stream_head(self, fields: list[Header]) -> bytes:
-        """The head of a 200 response whose body comes in pieces (h11 chunks it).
+        """The head of a 200 response whose body comes in pieces (chunked).
 
         Raises:
-            h11.LocalProtocolError: As `frame_response`.
+            http1.LocalProtocolError: As `frame_response`.
         """
-        return self.h11.send(h11.Response(status_code=200, headers=fields, reason=_reason(200)))
+        return self.http.send_stream_head(200, fields)
 
     def frame_data(self, data: bytes, *, end: bool = False) -> bytes:
         """A piece of the body being sent (a chunk; nothing for b""), and with ``end`` its end.
 
         Raises:
-            h11.LocalProtocolError: No body is being sent.
+            http1.LocalProtocolError: No body is being sent.
         """
-        h = self.h11
-        chunk = h.send(h11.Data(data=data)) if data else b""
-        return chunk + h.send(_END) if end else chunk
+        h = self.http
+        chunk = h.send_data(data) if data else b""
+        return chunk + h.send_end() if end else chunk
 
     async def lock(self) -> None:
         """Take the write lock (without a trip through the scheduler when it is free)."""
@@ -495,12 +481,12 @@ class HttpConnection:
 
     async def _watch_request(self) -> None:
         """Read for the main task while it answers a long request (see the docstring)."""
-        h = self.h11
+        h = self.http
         stream = self._stream
         interval = self.limits.sse_keepalive_interval
         self._watch_done = trio.Event()
-        # What h11 holds past the request counts: the main task read it ahead already.
-        pipelined = len(h.trailing_data[0])
+        # What `http` holds past the request counts: the main task read it ahead already.
+        pipelined = h.trailing_size
         try:
             self._last_tick = trio.current_time()
             while self._busy:
@@ -550,43 +536,40 @@ class HttpConnection:
         return True
 
     def _advance(self) -> _Parsed:
-        """Read h11's buffer up to the next whole request; _INCOMPLETE when it is not.
+        """Parse the buffer up to the next whole request; _INCOMPLETE when it is not.
 
         Refusals: 431 (head too large or too many fields), 413 (body too large, or
-        more than the process can hold now), 400 (anything h11 can't parse).
+        more than the process can hold now), 400 (anything that is not HTTP/1.1), 501
+        (a transfer-coding other than chunked), 505 (an HTTP version other than 1.x).
         """
-        h = self.h11
+        h = self.http
         try:
             while True:
                 event = h.next_event()
-                if event is h11.NEED_DATA or event is h11.PAUSED:
+                if event is http1.NEED_DATA or event is http1.PAUSED:
                     return _INCOMPLETE
-                if isinstance(event, h11.Data):
-                    refused = self._take_data(event.data)
-                elif isinstance(event, h11.Request):
-                    refused = self._take_head(event)
-                elif isinstance(event, h11.EndOfMessage):
+                if event is http1.END:
                     return self._complete_request()
-                elif isinstance(event, h11.ConnectionClosed):
-                    return _CLOSED
+                if isinstance(event, http1.Data):
+                    refused = self._take_data(event.data)
+                elif isinstance(event, http1.Request):
+                    refused = self._take_head(event)
                 else:
                     refused = None
                 if refused is not None:
                     return refused
-        except h11.RemoteProtocolError as exc:
+        except http1.RemoteProtocolError as exc:
             status = exc.error_status_hint
-            reason = "Request header fields too large" if status == 431 else "Bad request"
+            reason = _REFUSALS.get(status, "Bad request")
             return _Refusal(status, reason)
 
-    def _take_head(self, event: h11.Request) -> _Parsed | None:
+    def _take_head(self, event: http1.Request) -> _Parsed | None:
         """Keep a request's head, or the refusal it earns (None: read on)."""
         limits = self.limits
-        # Copied once: h11's fields are a sequence read item by item in Python,
-        # three times the cost of a list when walked three times.
-        fields = list(event.headers)
+        fields = event.headers
         if len(fields) > limits.max_header_count:
             return _Refusal(431, "Too many header fields")
-        # (h11 bounds a head that arrives in pieces; one that came whole in a single
+        # (`http1` bounds a head that arrives in pieces; one that came whole in a single
         # read is measured here, if the read was that large.)
         if self._read_bytes > limits.max_header_size and (
             _head_size(event.target, fields) > limits.max_header_size
@@ -600,7 +583,6 @@ class HttpConnection:
                 return _BUSY  # (before the client sends it)
         self._head = event
         self._fields = fields
-        self._method = event.method
         return None
 
     def _take_data(self, data: bytes) -> _Parsed | None:
@@ -620,11 +602,6 @@ class HttpConnection:
         return HttpRequest(
             head.method.decode("ascii"), head.target, self._fields, body, head.http_version
         )
-
-
-def _reason(status: int) -> bytes:
-    """The standard reason phrase of ``status`` (empty for an unknown one)."""
-    return _REASONS.get(status, b"")
 
 
 def _head_size(target: bytes, fields: list[tuple[bytes, bytes]]) -> int:

@@ -1,4 +1,4 @@
-"""The Streamable HTTP server on trio and h11 (private: `transports` re-exports its API).
+"""The Streamable HTTP server on trio (private: `transports` re-exports its API).
 
 One concept per module: `listener` (``serve_http``), `router` (protection and era
 routing), `modern` (2026-07-28), `legacy` and `streams` (2025-03-26 … 2025-11-25
