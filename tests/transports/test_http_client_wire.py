@@ -255,12 +255,12 @@ async def test_user_headers_go_on_every_request_and_reserved_ones_are_refused() 
         with pytest.raises(ValueError, match="sets"):
             async with open_http_client(server.url, headers={"Mcp-Session-Id": "x"}):
                 pass
-        # A value with CR LF would smuggle a header (or a request) past us: h11, which
-        # frames every request, refuses it when the client is made.
-        with pytest.raises(ValueError, match="Illegal header value"):
+        # A value with CR LF would smuggle a header (or a request) past us: the HTTP/1.1
+        # layer, which frames every request, refuses it when the client is made.
+        with pytest.raises(ValueError, match="illegal header"):
             async with open_http_client(server.url, headers={"X-Trace": "a\r\nX-Evil: 1"}):
                 pass
-        with pytest.raises(ValueError, match="Illegal header name"):
+        with pytest.raises(ValueError, match="illegal header"):
             async with open_http_client(server.url, headers={"X Trace": "a"}):
                 pass
 

@@ -1,12 +1,12 @@
-"""One HTTP/1.1 connection: h11 over a trio stream (TCP, or TLS over TCP).
+"""One HTTP/1.1 connection, the client's side, over a trio stream (TCP, or TLS over TCP).
 
-One ``h11.Connection`` serves the connection for as long as it lasts, one cycle per
-exchange (``start_next_cycle``): it frames every request (and checks its method,
-target and headers as it does) and parses every response. A request goes out in one
-``send_all`` (head, body and end together). A response is read as a head
+One `transports._net.http1.ClientConnection` serves the connection for as long as it
+lasts, one cycle per exchange (``start_next_cycle``): it frames every request (and
+checks its method, target and headers as it does) and parses every response. A request
+goes out in one ``send_all`` (head and body together). A response is read as a head
 (`HttpConnection.round_trip`) and then body chunks (`HttpConnection.receive_data`).
 Once both messages are complete the connection can carry the next exchange (HTTP/1.1
-keep-alive, unless either side said ``Connection: close``: h11's rule;
+keep-alive, unless either side said ``Connection: close``;
 `HttpConnection.reusable`), which is what the pool keeps.
 
 Every failure of the network or of the server's HTTP becomes a `ConnectionClosedError`
@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Final
 
-import h11
 import trio
 
 from transports._client.errors import ConnectionClosedError
+from transports._net import http1
 from transports._runtime.busypoll import BusyPolling, socket_fd
 
 __all__ = ["MAX_HEAD_SIZE", "READ_SIZE", "Head", "HttpConnection"]
@@ -34,11 +34,9 @@ MAX_HEAD_SIZE: Final = 64 * 1024
 
 Headers = list[tuple[bytes, bytes]]
 
-_END: Final = h11.EndOfMessage()
-
 
 class Head:
-    """A response's status line and headers (names lower-cased by h11)."""
+    """A response's status line and headers (names lower-cased)."""
 
     __slots__ = ("headers", "reason", "status")
 
@@ -70,7 +68,7 @@ class HttpConnection:
     def __init__(self, stream: trio.abc.Stream, *, busy_poll: float = 0.0) -> None:
         self._stream = stream
         self._busy_polling = BusyPolling(socket_fd(stream), busy_poll)
-        self._h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_SIZE)
+        self._http = http1.ClientConnection(max_head_size=MAX_HEAD_SIZE)
         self._closed = False
         self._eof = False
         self.exchanges = 0
@@ -81,8 +79,7 @@ class HttpConnection:
     @property
     def reusable(self) -> bool:
         """Whether both messages of the exchange are complete and the server keeps it open."""
-        h = self._h11
-        return not self._closed and h.our_state is h11.DONE and h.their_state is h11.DONE
+        return not self._closed and self._http.reusable
 
     async def round_trip(
         self, method: bytes, target: bytes, headers: Headers, body: bytes = b""
@@ -95,22 +92,15 @@ class HttpConnection:
         Raises:
             ConnectionClosedError: The write failed, the connection ended, or the server
                 broke HTTP.
-            h11.LocalProtocolError: The method, target or a header is malformed (h11's
-                validation; nothing was sent).
+            http1.LocalProtocolError: The method, target or a header is malformed
+                (nothing was sent).
         """
-        h = self._h11
-        if h.our_state is h11.DONE and h.their_state is h11.DONE:
+        h = self._http
+        if h.reusable:
             h.start_next_cycle()
-        if body:
-            headers = [*headers, (b"content-length", b"%d" % len(body))]
-        request = h11.Request(method=method, target=target, headers=headers)
+        data = h.send_request(method, target, headers, body)
         self.exchanges += 1
         self.got_response_bytes = False
-        head = h.send(request)
-        if body:
-            data = b"".join((head, h.send(h11.Data(data=body)), h.send(_END)))
-        else:
-            data = head + h.send(_END)
         try:
             await self._stream.send_all(data)
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
@@ -118,10 +108,10 @@ class HttpConnection:
             raise ConnectionClosedError(f"sending the request failed ({_describe(exc)})") from exc
         while True:
             event = await self._next_event()
-            if isinstance(event, h11.Response):
-                return Head(event.status_code, event.reason, list(event.headers))
-            if not isinstance(event, h11.InformationalResponse):
+            if not isinstance(event, http1.Response):
                 raise ConnectionClosedError(f"the server sent {type(event).__name__} first")
+            if event.status >= 200:  # (1xx: skipped)
+                return Head(event.status, event.reason, event.headers)
 
     async def receive_data(self) -> bytes:
         """The next chunk of the response body; ``b""`` once the body is complete.
@@ -130,9 +120,9 @@ class HttpConnection:
             ConnectionClosedError: The connection ended before the body did.
         """
         event = await self._next_event()
-        if isinstance(event, h11.Data):
-            return bytes(event.data)
-        if isinstance(event, h11.EndOfMessage):
+        if isinstance(event, http1.Data):
+            return event.data
+        if event is http1.END:
             return b""
         raise ConnectionClosedError(f"the server sent {type(event).__name__} inside a body")
 
@@ -143,26 +133,25 @@ class HttpConnection:
         more: an event stream's last event and the end of its body usually arrive in
         the same packet.
         """
-        h = self._h11
-        if h.their_state is h11.DONE:
+        h = self._http
+        if h.response_complete:
             return True
         try:
-            event = h.next_event()
-        except h11.RemoteProtocolError:
+            return h.next_event() is http1.END
+        except http1.RemoteProtocolError:
             return False
-        return isinstance(event, h11.EndOfMessage)
 
-    async def _next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
-        h = self._h11
+    async def _next_event(self) -> http1.Event:
+        h = self._http
         while True:
             try:
                 event = h.next_event()
-            except h11.RemoteProtocolError as exc:
-                if h.their_state is h11.CLOSED or self._eof:
+            except http1.RemoteProtocolError as exc:
+                if self._eof:
                     raise ConnectionClosedError(self._ended()) from exc
                 raise ConnectionClosedError(f"the server broke HTTP/1.1: {exc}") from exc
-            if event is not h11.NEED_DATA:
-                if event is h11.PAUSED or isinstance(event, h11.ConnectionClosed):
+            if event is not http1.NEED_DATA:
+                if event is http1.PAUSED or event is http1.CLOSED:
                     raise ConnectionClosedError(self._ended())
                 return event
             try:
@@ -175,10 +164,7 @@ class HttpConnection:
                 self.got_response_bytes = True
             else:
                 self._eof = True
-            try:
-                h.receive_data(bytes(data))
-            except h11.RemoteProtocolError as exc:
-                raise ConnectionClosedError(f"the server broke HTTP/1.1: {exc}") from exc
+            h.receive_data(bytes(data))
 
     def _ended(self) -> str:
         if self.got_response_bytes:

@@ -1,6 +1,6 @@
-"""The Streamable HTTP client: h11 over trio sockets, both eras, and the HTTP+SSE fallback.
+"""The Streamable HTTP client: HTTP/1.1 over trio sockets, both eras, the HTTP+SSE fallback.
 
-One concept per module (the URL, the h11 connections and their pool are
+One concept per module (the URL, the HTTP/1.1 connections and their pool are
 `transports._net`'s, shared with the WebSocket client): `exchange` (a request and its response),
 `auth` (bearer tokens), `router` (where the server's messages go), `events`
 (event streams into the router), `answers` (event streams answering a request),

@@ -18,12 +18,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-import h11
-
 from mcpcore.framing import SSEEvent, SSEParser
 from mcpcore.http import media_type
 from transports._client.errors import ConnectionClosedError
 from transports._http.client.auth import BearerAuth
+from transports._net import http1
 from transports._net.client_connection import Head, Headers, HttpConnection
 from transports._net.pool import ConnectionPool
 from transports._net.url import HttpUrl
@@ -179,12 +178,12 @@ class Sender:
             (b"user-agent", _USER_AGENT),
             *extra,
         ]
-        # Checked now, by the h11 that checks every request as it frames it, so that a
+        # Checked now, as every request is checked when it is framed, so that a
         # malformed header (a value with CR or LF would split the request) fails here
         # rather than on every call.
         try:
-            h11.Request(method=b"POST", target=url.target.encode("ascii"), headers=self._base)
-        except h11.LocalProtocolError as exc:
+            http1.ClientConnection().send_request(b"POST", url.target.encode("ascii"), self._base)
+        except http1.LocalProtocolError as exc:
             raise ValueError(str(exc)) from None
 
     async def send(
