@@ -1,4 +1,4 @@
-"""The raw HTTP ceiling: a bare h11 + trio JSON echo, no MCP at all.
+"""The raw HTTP ceiling: a bare HTTP/1.1 + trio JSON echo, no MCP at all.
 
 The server answers every POST with ``{"jsonrpc":"2.0","id":<the request's id>,
 "result":RESULT}`` (msgspec on both ways, keep-alive, one connection per client
@@ -9,9 +9,11 @@ mcpcore's client sends in that era, with the id changed each time and the header
 Streamable HTTP client sends, over keep-alive connections: one per concurrent caller,
 opened on demand and reused.
 
-It is what any MCP server on h11 and trio must at least pay per request: the TCP round
-trip through loopback, h11's parsing and serialising on both sides, one JSON decode and
-encode each way. Under the same IO policy as mcpcore's client and server in its row: each
+It is what any MCP server on trio must at least pay per request: the TCP round trip
+through loopback, HTTP/1.1 parsed and framed on both sides by the very code mcpcore's
+client and server use (`transports._net.http1`: the same rules as theirs, so that "vs
+ceiling" compares MCP's cost alone), one JSON decode and encode each way. Under the same
+IO policy as mcpcore's client and server in its row: each
 side spins up to ``busy_poll`` seconds on each connection's socket before its event loop
 sleeps (`transports.BusyPolling`, as `transports.serve_http` and
 `transports.open_http_client` do for theirs; 0: never).
@@ -23,13 +25,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any, Final
 
-import h11
 import msgspec
 import trio
 
 from bench._busy_poll import OFF, busy_polling
 from bench._verify import BenchmarkError
 from transports import BusyPolling
+from transports._net import http1
 
 __all__ = ["READ_SIZE", "CeilingHttpClient", "open_ceiling_http", "serve_ceiling_http"]
 
@@ -37,30 +39,29 @@ __all__ = ["READ_SIZE", "CeilingHttpClient", "open_ceiling_http", "serve_ceiling
 READ_SIZE: Final = 64 * 1024
 #: The endpoint path both sides use.
 PATH: Final = "/mcp"
+_TARGET: Final = PATH.encode()
 
 
 async def _next_message(
-    connection: h11.Connection, stream: trio.SocketStream
-) -> tuple[Any, bytes] | None:
-    """The next request or response on ``connection``, and its body; None at EOF."""
-    head: Any = None
+    connection: http1.ServerConnection | http1.ClientConnection, stream: trio.SocketStream
+) -> bytes | None:
+    """The body of the next request or response on ``connection``; None at EOF."""
     body = b""
     while True:
         event = connection.next_event()
-        if event is h11.NEED_DATA:
+        if event is http1.NEED_DATA:
             connection.receive_data(await stream.receive_some(READ_SIZE))
-        elif isinstance(event, (h11.Request, h11.Response)):
-            head = event
-        elif isinstance(event, h11.Data):
+        elif isinstance(event, http1.Data):
             body += event.data
-        elif isinstance(event, h11.EndOfMessage):
-            return head, body
-        elif isinstance(event, h11.ConnectionClosed):
+        elif event is http1.END:
+            return body
+        elif event is http1.CLOSED:
             return None
 
 
-#: The head of an event-stream answer (no length: h11 chunks the body).
-_SSE_HEADERS: Final = [("content-type", "text/event-stream"), ("cache-control", "no-cache")]
+#: The head of an event-stream answer (no length: the body is chunked).
+_SSE_HEADERS: Final = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+_JSON_HEADERS: Final = [(b"content-type", b"application/json")]
 
 
 def _data_of(body: bytes) -> bytes:
@@ -91,21 +92,15 @@ async def serve_ceiling_http(
             await answer(stream)
 
     async def answer(stream: trio.SocketStream) -> None:
-        connection = h11.Connection(h11.SERVER)
-        while (message := await _next_message(connection, stream)) is not None:
-            _, body = message
+        connection = http1.ServerConnection()
+        while (body := await _next_message(connection, stream)) is not None:
             payload = encode({"jsonrpc": "2.0", "id": decode(body)["id"], "result": result})
             if sse:
                 payload = b"event: message\ndata: " + payload + b"\n\n"
-                headers = _SSE_HEADERS
+                out = connection.send_stream_head(200, _SSE_HEADERS)
+                out += connection.send_data(payload) + connection.send_end()
             else:
-                headers = [
-                    ("content-type", "application/json"),
-                    ("content-length", str(len(payload))),
-                ]
-            out = connection.send(h11.Response(status_code=200, headers=headers))
-            out += connection.send(h11.Data(data=payload))
-            out += connection.send(h11.EndOfMessage())
+                out = connection.send_response(200, _JSON_HEADERS, payload)
             await stream.send_all(out)
             connection.start_next_cycle()
 
@@ -113,7 +108,7 @@ async def serve_ceiling_http(
 
 
 class CeilingHttpClient:
-    """POSTs one JSON-RPC request per call over keep-alive h11 connections.
+    """POSTs one JSON-RPC request per call over keep-alive HTTP/1.1 connections.
 
     Args:
         port: The ceiling server's port on 127.0.0.1.
@@ -137,14 +132,14 @@ class CeilingHttpClient:
         self._busy_poll = busy_poll
         self._request: dict[str, Any] = msgspec.json.decode(request)
         self._headers = [
-            ("host", f"127.0.0.1:{port}"),
-            ("content-type", "application/json"),
-            ("accept", "application/json, text/event-stream"),
-            *headers,
+            (b"host", f"127.0.0.1:{port}".encode()),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            *((name.encode("latin-1"), value.encode("latin-1")) for name, value in headers),
         ]
         self._encode = msgspec.json.Encoder().encode
         self._decode = msgspec.json.Decoder().decode
-        self._idle: list[tuple[h11.Connection, trio.SocketStream]] = []
+        self._idle: list[tuple[http1.ClientConnection, trio.SocketStream]] = []
         self._streams: list[trio.SocketStream] = []
         self._polling: list[BusyPolling] = []
         self._next_id = 0
@@ -157,23 +152,15 @@ class CeilingHttpClient:
             stream = await trio.open_tcp_stream("127.0.0.1", self._port)
             self._streams.append(stream)
             self._polling.append(busy_polling(stream.socket.fileno(), self._busy_poll))
-            connection = h11.Connection(h11.CLIENT)
+            connection = http1.ClientConnection()
         self._next_id += 1
         request_id = self._request["id"] = self._next_id
         body = self._encode(self._request)
-        head = h11.Request(
-            method="POST",
-            target=PATH,
-            headers=[*self._headers, ("content-length", str(len(body)))],
-        )
-        out = connection.send(head)
-        out += connection.send(h11.Data(data=body))
-        out += connection.send(h11.EndOfMessage())
-        await stream.send_all(out)
+        await stream.send_all(connection.send_request(b"POST", _TARGET, self._headers, body))
         message = await _next_message(connection, stream)
         if message is None:
             raise BenchmarkError("ceiling: the server hung up")
-        answer = self._decode(_data_of(message[1]) if self._sse else message[1])
+        answer = self._decode(_data_of(message) if self._sse else message)
         if answer["id"] != request_id:
             raise BenchmarkError(f"ceiling: answer {answer['id']!r} to request {request_id}")
         connection.start_next_cycle()

@@ -1,6 +1,6 @@
 """The server processes of the HTTP layer (run by path: ``python bench/_http_servers.py``).
 
-    python bench/_http_servers.py [--busy-poll=S] ceiling PORT RESULT-JSON [sse]  # h11 echo
+    python bench/_http_servers.py [--busy-poll=S] ceiling PORT RESULT-JSON [sse]  # HTTP/1.1 echo
     python bench/_http_servers.py [--busy-poll=S] mcpcore PORT [sse]     # transports.serve_http
     python bench/_http_servers.py sdk PORT [sse]                  # the SDK's MCPServer
 

@@ -4,7 +4,7 @@
 ``python -c "import mcpcore"``, timed from spawn to exit, repeated, its median minus the
 median of ``python -c "pass"`` (the interpreter's own start-up). The official SDK gets the
 same treatment with ``import mcp``, and so does ``import transports`` (the trio drivers,
-which import mcpcore, trio, h11 and wsproto): its row sets it next to ``import mcp``,
+which import mcpcore, trio and wsproto): its row sets it next to ``import mcp``,
 the one package in which the SDK ships both its core and its transports. The four
 commands are interleaved, and each runs once untimed first so that every ``.pyc`` file
 is written before the clock starts (with ``PYTHONDONTWRITEBYTECODE`` removed from the

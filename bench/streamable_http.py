@@ -7,14 +7,15 @@ modern: 2026-07-28, every request with its ``_meta`` envelope and headers):
 
 * ``mcpcore``: ``transports.open_http_client(url, mode=era)`` and ``client.call_tool``,
   against `transports.serve_http` serving the `mcpcore.server.Server` of
-  `bench.dispatch.build_server`; trio and h11 on both sides.
+  `bench.dispatch.build_server`; trio and `transports._net.http1` on both sides.
 * ``sdk``: the official SDK's ``mcp.Client(url, mode=...)`` (httpx) against its
   ``MCPServer`` as a Streamable HTTP app on uvicorn, in the SDK's fastest configuration
   (`bench.sdk_http`); asyncio on both sides.
-* ``ceiling``: no MCP. A bare h11 + trio client POSTs the very body mcpcore's client sends
-  (the id changed each time) with the same MCP headers, over keep-alive connections, to a
-  bare h11 + trio server that decodes it with msgspec and answers with mcpcore's result
-  for that era (`bench._http_ceiling`).
+* ``ceiling``: no MCP. A bare HTTP/1.1 + trio client POSTs the very body mcpcore's client
+  sends (the id changed each time) with the same MCP headers, over keep-alive
+  connections, to a bare HTTP/1.1 + trio server that decodes it with msgspec and answers
+  with mcpcore's result for that era (`bench._http_ceiling`; HTTP/1.1 parsed and framed
+  by the same code as mcpcore's).
 
 Every workload runs twice: with JSON replies (each answer a JSON body) and with SSE
 replies (each answer an event stream of one event), every server configured for it
@@ -78,7 +79,7 @@ SEQUENTIAL_BATCH, QUICK_SEQUENTIAL_BATCH = 100, 20
 #: Seconds a server process gets to start listening.
 START_TIMEOUT: Final = 30.0
 
-#: The issue's goals (issue 5: sequential at least 5x the SDK and 70% of the bare h11 ceiling).
+#: The issue's goals (issue 5: sequential at least 5x the SDK and 70% of the bare ceiling).
 SEQUENTIAL_BEATS_SDK = Target("SDK >= 5x", "mcpcore/sdk", 5.0)
 NEAR_CEILING = Target("ceiling >= 0.70", "mcpcore/ceiling", 0.70)
 
@@ -97,7 +98,7 @@ WORKLOADS = (
 #: How the servers answer, each a workload of its own: the row's words for it.
 REPLIES: Final = {"json": "JSON replies", "sse": "SSE replies"}
 #: What a Streamable HTTP client sends besides the body, per era (the ceiling sends it
-#: too, so that h11 parses the same header block on both sides).
+#: too, so that the same header block is parsed on both sides).
 _MCP_HEADERS: Final = {
     "legacy": [("mcp-protocol-version", ERAS["legacy"]), ("mcp-session-id", "0" * 32)],
     "modern": [
@@ -315,7 +316,7 @@ def _notes(workload: Workload, era: str, *, replies: str, settings: Settings) ->
         f"{workload.calls_per_batch(settings)} calls per timed batch; each client in its "
         "own thread's event loop",
         f"mcpcore request body {len(request)} B + result {len(result)} B; ceiling: the same "
-        "bodies and MCP headers, bare h11 + trio + msgspec, no MCP, one connection per caller",
+        "bodies and MCP headers, bare HTTP/1.1 + trio + msgspec, no MCP, one connection per caller",
         _REPLY_NOTE[replies],
         _SDK_NOTE[replies],
     ]
