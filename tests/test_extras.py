@@ -48,7 +48,7 @@ def test_an_extra_installs_what_its_code_imports(extras: list[str], folders: lis
 def test_the_check_sees_a_missing_distribution() -> None:
     # Without the trio extra the transports' imports are not all there.
     missing = missing_modules([], ["transports"])
-    assert {"trio", "h11", "wsproto"} <= set(missing)
+    assert {"trio", "wsproto"} <= set(missing)
 
 
 def test_the_bench_extra_reaches_through_its_requirements() -> None:

@@ -1,4 +1,4 @@
-"""Trio drivers for mcpcore: stdio, Streamable HTTP (h11) and WebSocket (wsproto).
+"""Trio drivers for mcpcore: stdio, Streamable HTTP and WebSocket (wsproto).
 
 Needs the ``trio`` extra (``pip install 'mcpcore[trio]'``). The drivers only move
 bytes: every protocol decision is made by `mcpcore.Connection`. The folder server of
@@ -8,8 +8,7 @@ bytes: every protocol decision is made by `mcpcore.Connection`. The folder serve
 # Say which extra to install, not just which module is missing (`pip install mcpcore`
 # installs the core alone: msgspec).
 try:
-    import h11  # noqa: F401 (imported to be checked; the modules below use it)
-    import trio  # noqa: F401
+    import trio  # noqa: F401 (imported to be checked; the modules below use them)
     import wsproto  # noqa: F401
 except ImportError as _missing:
     raise ImportError(

@@ -73,8 +73,8 @@ __all__ = [
 #: ``serve_*`` and ``open_*_client``, ``mcpcore serve --busy-poll``; the default is 0:
 #: off). Seconds a connection spins, at most, before its event loop sleeps. Longer than
 #: the time the other side of a small tools/call takes (on the project's VM: ~100 µs for
-#: our stdio server, ~250-300 µs over HTTP, where h11 parses every message on both
-#: sides), so that a client spins through it, and a server through its client's turn to
+#: our stdio server, ~250-300 µs over HTTP, measured when h11 parsed every message on
+#: both sides), so that a client spins through it, and a server through its client's turn to
 #: send the next request; short enough that the CPU a miss burns is small next to what
 #: the peer was doing. Measured, sequential: stdio 50 µs gave 2x, 200 µs 2.5x the calls
 #: per second, 500 µs the same as 200; HTTP 200 µs ~1.1x (the peer's turn was longer
