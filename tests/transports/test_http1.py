@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import h11
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.transports import http1_strategies as shared
+from tests.transports.http1_strategies import Fields, Step
 from transports._net.http1 import (
     END,
     NEED_DATA,
@@ -32,96 +34,26 @@ from transports._net.http1 import (
     ServerConnection,
 )
 
-Fields = list[tuple[bytes, bytes]]
-#: A parser's output, normalised: ("request", method, target, fields, version),
-#: ("data", bytes) (every piece of one message joined), ("end",), ("keep_alive", bool)
-#: (after the response: is the next cycle started), ("error", status hints).
-Step = tuple[object, ...]
+# A parser's output, normalised (`Step`): ("request", method, target, fields, version),
+# ("data", bytes) (every piece of one message joined), ("end",), ("keep_alive", bool)
+# (after the response: is the next cycle started), ("error", status hints).
 
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = shared.fuzz(max_examples=300)
 
 # ---------------------------------------------------------------------------------------
 # Request streams: well-formed ones (h11 reads them without an error), then mutated ones.
+# (The grammar's pieces are `http1_strategies`'; `REQUEST_STREAMS` names what these
+# streams draw their own way.)
 # ---------------------------------------------------------------------------------------
 
-TCHAR = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-#: h11's field-vchar: anything but NUL and ASCII whitespace (obs-text and most controls
-#: included: h11 issue 57).
-FIELD_VCHAR = "".join(chr(b) for b in range(1, 256) if b not in b"\t\n\x0b\x0c\r ")
-#: Names the generator writes on purpose (framing, keep-alive, 100-continue), never by
-#: chance; "upgrade" would make h11 wait for a protocol switch.
-SPECIAL = frozenset(
-    {b"host", b"content-length", b"transfer-encoding", b"connection", b"expect", b"upgrade"}
-)
-
-tokens = st.text(TCHAR, min_size=1, max_size=10).map(str.encode)
-names = tokens.filter(lambda name: name.lower() not in SPECIAL)
-words = st.text(FIELD_VCHAR, min_size=1, max_size=8).map(lambda text: text.encode("latin-1"))
-ows = st.sampled_from([b"", b"", b" ", b"\t", b"  ", b" \t "])
-rws = st.sampled_from([b" ", b"\t", b"  ", b" \t"])
-line_ends = st.sampled_from([b"\r\n", b"\r\n", b"\r\n", b"\n"])
 # CONNECT is left out: h11 takes a 200 to it as a switch of protocols.
 methods = st.sampled_from(
     [b"GET", b"POST", b"PUT", b"HEAD", b"DELETE", b"OPTIONS"]
-) | tokens.filter(lambda method: method != b"CONNECT")
-targets = st.sampled_from([b"/", b"*", b"/mcp?session=1&x=%20", b"http://example.com/a"]) | st.text(
-    "".join(chr(b) for b in range(0x21, 0x7F)), min_size=1, max_size=20
-).map(str.encode)
-
-
-@st.composite
-def field_lines(
-    draw: st.DrawFn, name: bytes, value_words: list[bytes] | None = None
-) -> list[bytes]:
-    """One field as its raw lines (no line ends): any name case, OWS, maybe folded."""
-    name = draw(st.sampled_from([name, name.upper(), name.title()]))
-    fold = value_words is None  # a framing field's value stays on one line
-    if value_words is None:
-        value_words = draw(st.lists(words, max_size=3))
-    lines = [name + b":" + draw(ows)]
-    for index, word in enumerate(value_words):
-        if fold and draw(st.integers(0, 4)) == 0:
-            # obs-fold: a continuation line starting with SP or HTAB
-            lines[-1] += draw(ows)
-            lines.append(draw(rws) + word)
-        else:
-            lines[-1] += (draw(rws) if index else b"") + word
-    lines[-1] += draw(ows)
-    return lines
-
-
-def _cut(draw: st.DrawFn, data: bytes, most: int) -> list[bytes]:
-    """`data` in up to `most` + 1 non-empty pieces, cut anywhere."""
-    cuts = sorted(set(draw(st.lists(st.integers(1, max(len(data) - 1, 1)), max_size=most))))
-    pieces = [data[start:end] for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-    return [piece for piece in pieces if piece]
-
-
-@st.composite
-def chunked_bodies(draw: st.DrawFn, body: bytes) -> bytes:
-    """`body` chunked: random cuts, hex in either case, extensions, OWS, trailers."""
-    extensions = st.sampled_from([b"", b"", b";a", b";name=value", b';q="x y"'])
-    out = b""
-    for piece in _cut(draw, body, 3):
-        size = draw(st.sampled_from([b"%x", b"%X", b"00%x"])) % len(piece)
-        out += size + draw(extensions) + draw(ows) + b"\r\n" + piece + b"\r\n"
-    out += b"0" + draw(extensions) + draw(ows) + b"\r\n"
-    for name, value in draw(st.lists(st.tuples(names, words), max_size=2)):
-        out += name + b": " + value + b"\r\n"
-    return out + b"\r\n"
-
-
-@st.composite
-def content_length_fields(draw: st.DrawFn, length: int) -> list[list[bytes]]:
-    """A body's length as one field, a repeated field, a list of equal values, or 00-led."""
-    value = b"%d" % length
-    form = draw(st.sampled_from(["plain", "zeros", "twice", "list"]))
-    if form == "zeros":
-        value = b"00" + value
-    elif form == "list":
-        value += b", " + value
-    field = draw(field_lines(b"content-length", [value]))
-    return [field, draw(field_lines(b"content-length", [value]))] if form == "twice" else [field]
+) | shared.tokens.filter(lambda method: method != b"CONNECT")
+targets = (
+    st.sampled_from([b"/", b"*", b"/mcp?session=1&x=%20", b"http://example.com/a"])
+    | shared.visible_targets
+)
 
 
 @st.composite
@@ -133,79 +65,53 @@ def framed_bodies(draw: st.DrawFn, quirk: str | None) -> tuple[list[list[bytes]]
     if framing == "none":
         return [], b""
     body = draw(st.binary(max_size=40))
-    if framing == "length":
-        return draw(content_length_fields(len(body))), body
-    coding = draw(st.sampled_from([b"chunked", b"Chunked", b"CHUNKED"]))
-    fields = [draw(field_lines(b"transfer-encoding", [coding]))]
-    if quirk == "content-length+chunked":
-        fields.append(draw(field_lines(b"content-length", [b"%d" % len(body)])))
-    return fields, draw(chunked_bodies(body))
+    return draw(
+        shared.framed_payloads(
+            body, chunked=framing == "chunked", quirk=quirk, side=shared.REQUEST_STREAMS
+        )
+    )
 
 
 @st.composite
 def requests(draw: st.DrawFn) -> bytes:
     """One well-formed request, or one with a quirk h11 accepts and we refuse by design."""
-    quirk = draw(st.sampled_from([None] * 10 + ["content-length+chunked", "version"]))
-    version = draw(st.sampled_from([b"1.1", b"1.1", b"1.0"]))
+    quirk = draw(shared.quirks)
+    version = draw(shared.versions)
     if quirk == "version":
-        version = draw(st.sampled_from([b"0.9", b"1.2", b"2.0", b"3.7"]))
+        version = draw(shared.unsupported_versions)
     fields: list[list[bytes]] = []
     if version == b"1.1" or draw(st.booleans()):
-        fields.append(draw(field_lines(b"host", [draw(words)])))
-    fields += [draw(field_lines(name)) for name in draw(st.lists(names, max_size=4))]
+        fields.append(draw(shared.field_lines(b"host", [draw(shared.words)])))
+    fields += draw(shared.ordinary_fields(shared.REQUEST_STREAMS))
     framing, body = draw(framed_bodies(quirk))
     fields += framing
     if draw(st.booleans()):
-        options = [b"close", b"keep-alive", b"Close", b"keep-alive, close", b"te"]
-        fields.append(draw(field_lines(b"connection", [draw(st.sampled_from(options))])))
+        fields.append(draw(shared.connection_fields()))
     if draw(st.integers(0, 5)) == 0:
-        fields.append(draw(field_lines(b"expect", [b"100-continue"])))
-    lines = [draw(methods) + b" " + draw(targets) + b" HTTP/" + version]
-    for field in draw(st.permutations(fields)):
-        lines += field
-    return b"".join(line + draw(line_ends) for line in lines) + draw(line_ends) + body
+        fields.append(draw(shared.field_lines(b"expect", [b"100-continue"])))
+    start_line = draw(methods) + b" " + draw(targets) + b" HTTP/" + version
+    return draw(shared.heads(start_line, fields)) + body
+
+
+#: One to three pipelined requests, as one stream.
+pipelined = st.lists(requests(), min_size=1, max_size=3).map(b"".join)
 
 
 @st.composite
 def well_formed_streams(draw: st.DrawFn) -> list[bytes]:
     """One to three pipelined requests, as the `receive_data` pieces that carry them."""
-    return _cut(draw, b"".join(draw(st.lists(requests(), min_size=1, max_size=3))), 6)
+    return shared.cut(draw, draw(pipelined), 6)
 
 
 @st.composite
 def hostile_streams(draw: st.DrawFn) -> list[bytes]:
     """A well-formed stream with one to three bytes inserted, deleted or replaced."""
-    stream = bytearray(b"".join(draw(st.lists(requests(), min_size=1, max_size=3))))
-    interesting = st.sampled_from(list(b"\r\n \t:;,0aA\x00\x7f\xff")) | st.integers(0, 255)
-    for _ in range(draw(st.integers(1, 3))):
-        at = draw(st.integers(0, len(stream) - 1))
-        action = draw(st.sampled_from(["insert", "delete", "replace", "flip"]))
-        if action == "insert":
-            stream.insert(at, draw(interesting))
-        elif action == "delete" and len(stream) > 1:
-            del stream[at]
-        elif action == "replace":
-            stream[at] = draw(interesting)
-        else:
-            stream[at] ^= 1 << draw(st.integers(0, 7))
-    return _cut(draw, bytes(stream), 6)
+    return shared.cut(draw, shared.mutate(draw, draw(pipelined), shared.REQUEST_STREAMS), 6)
 
 
 # ---------------------------------------------------------------------------------------
 # Both parsers driven the same way, their events normalised.
 # ---------------------------------------------------------------------------------------
-
-
-def _add_data(steps: list[Step], data: bytes) -> None:
-    """Join a body piece to the message's data so far (pieces may split differently)."""
-    if not data:
-        return
-    if steps and steps[-1][0] == "data":
-        joined = steps[-1][1]
-        assert isinstance(joined, bytes)
-        steps[-1] = ("data", joined + data)
-    else:
-        steps.append(("data", data))
 
 
 def _run_h11(pieces: list[bytes]) -> list[Step]:
@@ -217,14 +123,12 @@ def _run_h11(pieces: list[bytes]) -> list[Step]:
             h.receive_data(piece)
             while (event := h.next_event()) is not h11.NEED_DATA:
                 if isinstance(event, h11.Request):
-                    fields = _framing_canonical(
-                        [(bytes(name), bytes(value)) for name, value in event.headers]
-                    )
+                    fields = _framing_canonical(shared.h11_fields(event))
                     steps.append(
                         ("request", event.method, event.target, fields, event.http_version)
                     )
                 elif isinstance(event, h11.Data):
-                    _add_data(steps, bytes(event.data))
+                    shared.add_data(steps, bytes(event.data))
                 else:
                     assert isinstance(event, h11.EndOfMessage), event
                     steps.append(("end",))
@@ -254,7 +158,7 @@ def _run_ours(pieces: list[bytes]) -> list[Step]:
                         ("request", event.method, event.target, fields, event.http_version)
                     )
                 elif isinstance(event, Data):
-                    _add_data(steps, event.data)
+                    shared.add_data(steps, event.data)
                 else:
                     assert event is END, event
                     steps.append(("end",))
@@ -401,10 +305,7 @@ GET = b"GET /mcp HTTP/1.1\r\nHost: example.com\r\n\r\n"
 
 def _events(connection: ServerConnection) -> list[object]:
     """Events up to NEED_DATA or PAUSED (not included)."""
-    events: list[object] = []
-    while (event := connection.next_event()) is not NEED_DATA and event is not PAUSED:
-        events.append(event)
-    return events
+    return shared.read_events(connection, shared.UNTIL_PAUSED)
 
 
 def _connection(data: bytes, **options: int) -> ServerConnection:
@@ -430,10 +331,6 @@ def _refused(data: bytes, **options: int) -> RemoteProtocolError:
     return caught.value
 
 
-def _body(events: list[object]) -> bytes:
-    return b"".join(event.data for event in events if isinstance(event, Data))
-
-
 def _read_back(
     response: bytes, *, method: bytes = b"GET", eof: bool = False
 ) -> tuple[h11.Response, bytes, bool]:
@@ -441,9 +338,7 @@ def _read_back(
 
     Returns the response, its body, and whether the message ended.
     """
-    client = h11.Connection(h11.CLIENT)
-    client.send(h11.Request(method=method, target=b"/mcp", headers=[(b"host", b"example.com")]))
-    client.send(h11.EndOfMessage())
+    client = shared.h11_client_after(method)
     client.receive_data(response)
     if eof:
         client.receive_data(b"")
@@ -458,10 +353,6 @@ def _read_back(
         return head, body, isinstance(event, h11.EndOfMessage)
 
 
-def _fields(response: h11.Response) -> Fields:
-    return [(bytes(name), bytes(value)) for name, value in response.headers]
-
-
 # Keep-alive.
 
 
@@ -470,7 +361,7 @@ def test_http11_request_is_kept_alive_and_the_next_cycle_starts() -> None:
     assert connection.keep_alive
     response, _, ended = _read_back(connection.send_response(200, []))
     assert ended
-    assert (b"connection", b"close") not in _fields(response)
+    assert (b"connection", b"close") not in shared.h11_fields(response)
     assert connection.keep_alive
     connection.start_next_cycle()
     connection.receive_data(GET)
@@ -482,7 +373,7 @@ def test_http10_request_is_not_kept_alive() -> None:
     assert connection.http_version == b"1.0"
     assert not connection.keep_alive
     response, _, _ = _read_back(connection.send_response(200, []))
-    assert (b"connection", b"close") in _fields(response)
+    assert (b"connection", b"close") in shared.h11_fields(response)
     with pytest.raises(LocalProtocolError):
         connection.start_next_cycle()
 
@@ -492,7 +383,7 @@ def test_connection_close_request_is_not_kept_alive(value: bytes) -> None:
     connection = _connection(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: " + value + b"\r\n\r\n")
     assert not connection.keep_alive
     response, _, _ = _read_back(connection.send_response(200, []))
-    assert (b"connection", b"close") in _fields(response)
+    assert (b"connection", b"close") in shared.h11_fields(response)
     with pytest.raises(LocalProtocolError):
         connection.start_next_cycle()
 
@@ -501,7 +392,7 @@ def test_close_true_on_the_response_ends_keep_alive() -> None:
     connection = _connection(GET)
     response, body, ended = _read_back(connection.send_response(200, [], b"bye", close=True))
     assert (body, ended) == (b"bye", True)
-    assert (b"connection", b"close") in _fields(response)
+    assert (b"connection", b"close") in shared.h11_fields(response)
     assert not connection.keep_alive
     with pytest.raises(LocalProtocolError):
         connection.start_next_cycle()
@@ -519,7 +410,7 @@ def test_pipelined_requests_come_one_at_a_time_with_paused_between() -> None:
     events = _events(connection)
     assert isinstance(events[0], Request)
     assert events[0].target == b"/a"
-    assert _body(events) == b"abc"
+    assert shared.joined_body(events) == b"abc"
     assert events[-1] is END
     assert connection.request_complete
     for _ in range(2):  # and it stays paused
@@ -538,30 +429,29 @@ def test_pipelined_requests_come_one_at_a_time_with_paused_between() -> None:
 
 
 def test_a_request_split_byte_by_byte_reads_as_a_whole() -> None:
-    data = b"POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+    head = b"POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
     connection = ServerConnection()
-    events: list[object] = []
-    for byte in data:
-        connection.receive_data(bytes([byte]))
-        events += _events(connection)
-    assert isinstance(events[0], Request)
-    assert _body(events) == b"abc"
-    assert events[-1] is END
+    request = shared.chunked_abc_byte_by_byte(connection, head, shared.UNTIL_PAUSED)
+    assert isinstance(request, Request)
     assert connection.trailing_data == b""
 
 
 # What a request looks like.
 
 
+def _read_by_both(data: bytes) -> tuple[Request, Fields]:
+    """Our head of the whole request `data`, and the fields an h11 server reads in it."""
+    request = _connection_with(data).next_event()
+    assert isinstance(request, Request)
+    oracle, _ = shared.h11_server_reads(data)
+    return request, shared.h11_fields(oracle)
+
+
 def test_request_fields_are_lower_cased_stripped_and_unfolded_as_h11_does() -> None:
-    data = (
+    request, oracle = _read_by_both(
         b"PUT /p?q=1 HTTP/1.1\r\nHOST:  example.com \t\r\nX-Fold: a\r\n  b\r\n\tc \r\n"
         b"X-Empty:\r\nContent-Length: 0\r\n\r\n"
     )
-    connection = ServerConnection()
-    connection.receive_data(data)
-    request = connection.next_event()
-    assert isinstance(request, Request)
     assert (request.method, request.target, request.http_version) == (b"PUT", b"/p?q=1", b"1.1")
     fields = [
         (b"host", b"example.com"),
@@ -570,11 +460,7 @@ def test_request_fields_are_lower_cased_stripped_and_unfolded_as_h11_does() -> N
         (b"content-length", b"0"),
     ]
     assert list(request.headers) == fields
-    h = h11.Connection(h11.SERVER)
-    h.receive_data(data)
-    oracle = h.next_event()
-    assert isinstance(oracle, h11.Request)
-    assert list(oracle.headers) == fields
+    assert oracle == fields
 
 
 @pytest.mark.parametrize(
@@ -588,31 +474,17 @@ def test_request_fields_are_lower_cased_stripped_and_unfolded_as_h11_does() -> N
 def test_equal_content_lengths_are_collapsed_to_one_as_h11_does(fields: bytes) -> None:
     # h11 hands its server one `content-length: 3`; a caller that reads the field with
     # int() (`server_connection._content_length`) must not meet "3, 3".
-    data = b"POST / HTTP/1.1\r\nHost: x\r\n" + fields + b"\r\nabc"
-    connection = ServerConnection()
-    connection.receive_data(data)
-    request = connection.next_event()
-    assert isinstance(request, Request)
+    request, oracle = _read_by_both(b"POST / HTTP/1.1\r\nHost: x\r\n" + fields + b"\r\nabc")
     assert list(request.headers) == [(b"host", b"x"), (b"content-length", b"3")]
-    h = h11.Connection(h11.SERVER)
-    h.receive_data(data)
-    oracle = h.next_event()
-    assert isinstance(oracle, h11.Request)
-    assert list(oracle.headers) == list(request.headers)
+    assert oracle == list(request.headers)
 
 
 def test_the_transfer_coding_is_lower_cased_as_h11_does() -> None:
-    data = b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n0\r\n\r\n"
-    connection = ServerConnection()
-    connection.receive_data(data)
-    request = connection.next_event()
-    assert isinstance(request, Request)
+    request, oracle = _read_by_both(
+        b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n0\r\n\r\n"
+    )
     assert list(request.headers) == [(b"host", b"x"), (b"transfer-encoding", b"chunked")]
-    h = h11.Connection(h11.SERVER)
-    h.receive_data(data)
-    oracle = h.next_event()
-    assert isinstance(oracle, h11.Request)
-    assert list(oracle.headers) == list(request.headers)
+    assert oracle == list(request.headers)
 
 
 def test_bare_lf_line_ends_are_accepted() -> None:
@@ -626,11 +498,10 @@ def test_bare_lf_line_ends_are_accepted() -> None:
 def test_a_chunked_body_is_dechunked_and_its_trailers_dropped() -> None:
     connection = ServerConnection()
     connection.receive_data(
-        b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n"
-        b"5;ext=1\r\nhello\r\nA \r\n, world!!!\r\n0\r\nX-Trailer: t\r\n\r\n"
+        b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n" + shared.CHUNKED_HELLO
     )
     events = _events(connection)
-    assert _body(events) == b"hello, world!!!"
+    assert shared.joined_body(events) == shared.CHUNKED_HELLO_BODY
     assert events[-1] is END
     assert isinstance(END, EndOfMessage)
     assert connection.next_event() is PAUSED
@@ -684,7 +555,7 @@ def test_send_response_reads_back_through_an_h11_client(
     response, read, ended = _read_back(connection.send_response(status, fields, body))
     assert (response.status_code, read, ended) == (status, body, True)
     assert response.reason
-    got = _fields(response)
+    got = shared.h11_fields(response)
     assert got[: len(fields)] == fields
     assert sorted(got[len(fields) :]) == [(b"content-length", b"%d" % len(body))]
     assert connection.response_complete
@@ -697,7 +568,7 @@ def test_head_response_carries_content_length_but_no_body() -> None:
     assert b"hello" not in data
     response, body, ended = _read_back(data, method=b"HEAD")
     assert (body, ended) == (b"", True)
-    assert (b"content-length", b"5") in _fields(response)
+    assert (b"content-length", b"5") in shared.h11_fields(response)
 
 
 def test_stream_head_is_chunked_for_http11_and_reads_back() -> None:
@@ -709,7 +580,7 @@ def test_stream_head_is_chunked_for_http11_and_reads_back() -> None:
     end = connection.send_end()
     assert end == b"0\r\n\r\n"
     response, body, ended = _read_back(data + b"".join(pieces) + end)
-    assert (b"transfer-encoding", b"chunked") in _fields(response)
+    assert (b"transfer-encoding", b"chunked") in shared.h11_fields(response)
     assert (body, ended) == (b"hello world", True)
     assert connection.keep_alive
     connection.start_next_cycle()
@@ -726,7 +597,7 @@ def test_stream_head_is_close_delimited_for_http10_and_reads_back() -> None:
     # h11 sends only HTTP/1.1 requests: its request only tells it the method; it reads
     # the body up to EOF, as HTTP/1.0 framing says.
     response, body, ended = _read_back(data + piece + end, eof=True)
-    names = {name for name, _ in _fields(response)}
+    names = {name for name, _ in shared.h11_fields(response)}
     assert not names & {b"content-length", b"transfer-encoding"}
     assert (body, ended) == (b"hello", True)
 
@@ -745,7 +616,7 @@ def test_a_refusal_before_any_request_is_allowed_and_closes(status: int) -> None
     data = connection.send_response(status, [])
     response, body, ended = _read_back(data)
     assert (response.status_code, body, ended) == (status, b"", True)
-    assert (b"connection", b"close") in _fields(response)
+    assert (b"connection", b"close") in shared.h11_fields(response)
     assert not connection.keep_alive
     with pytest.raises(LocalProtocolError):
         connection.start_next_cycle()
@@ -758,15 +629,13 @@ def test_a_refusal_after_a_protocol_error_closes() -> None:
         connection.next_event()
     assert not connection.keep_alive
     response, _, _ = _read_back(connection.send_response(400, []))
-    assert (b"connection", b"close") in _fields(response)
+    assert (b"connection", b"close") in shared.h11_fields(response)
 
 
 # What may not be sent.
 
 
-@pytest.mark.parametrize(
-    "value", [b"a\r\nx-injected: 1", b"a\rb", b"a\nb", b"a\x00b", b" a", b"a ", b"a\t"]
-)
+@pytest.mark.parametrize("value", shared.REFUSED_VALUES)
 def test_a_field_value_with_cr_lf_nul_or_outer_whitespace_is_refused(value: bytes) -> None:
     connection = _connection(GET)
     with pytest.raises(LocalProtocolError):
@@ -775,7 +644,7 @@ def test_a_field_value_with_cr_lf_nul_or_outer_whitespace_is_refused(value: byte
         connection.send_stream_head(200, [(b"x-value", value)])
 
 
-@pytest.mark.parametrize("name", [b"", b"bad name", b"x:y", b"caf\xc3\xa9", b"x\r\n", b"(x)"])
+@pytest.mark.parametrize("name", shared.NOT_TOKENS)
 def test_a_field_name_that_is_not_a_token_is_refused(name: bytes) -> None:
     connection = _connection(GET)
     with pytest.raises(LocalProtocolError):
@@ -826,15 +695,9 @@ def test_next_cycle_before_the_request_body_is_complete_is_refused() -> None:
 
 
 def test_an_incomplete_head_past_max_head_size_is_431() -> None:
-    head = b"GET / HTTP/1.1\r\nHost: x\r\nX-Filler: "
-    at_limit = head + b"a" * (64 - len(head))
     connection = ServerConnection(max_head_size=64)
-    connection.receive_data(at_limit)
-    assert connection.next_event() is NEED_DATA  # 64 bytes do not exceed 64
-    connection.receive_data(b"a")
-    with pytest.raises(RemoteProtocolError) as caught:
-        connection.next_event()
-    assert caught.value.error_status_hint == 431
+    error = shared.head_past_the_limit(connection, b"GET / HTTP/1.1\r\nHost: x\r\nX-Filler: ", 64)
+    assert error.error_status_hint == 431
 
 
 FILLER = b"a" * 17_000  # past both parsers' default 16 KiB
@@ -862,7 +725,7 @@ def test_a_body_past_max_head_size_is_not_a_head() -> None:
     connection = ServerConnection(max_head_size=64)
     connection.receive_data(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n" + body)
     events = _events(connection)
-    assert _body(events) == body
+    assert shared.joined_body(events) == body
     assert events[-1] is END
 
 
@@ -884,6 +747,7 @@ def test_a_transfer_coding_other_than_chunked_is_501(coding: bytes) -> None:
 @pytest.mark.parametrize(
     "data",
     [
+        # The framing.
         pytest.param(
             b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
@@ -904,22 +768,16 @@ def test_a_transfer_coding_other_than_chunked_is_501(coding: bytes) -> None:
             b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: " + b"1" * 21 + b"\r\n\r\n",
             id="21-digit-length",
         ),
+        *shared.chunk_faults(CHUNKED),
+        # The fields.
         pytest.param(b"GET / HTTP/1.1\r\n\r\n", id="missing-host"),
         pytest.param(b"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", id="two-hosts"),
         pytest.param(b"GET / HTTP/1.1\r\nHost : x\r\n\r\n", id="space-before-colon"),
         pytest.param(b"GET / HTTP/1.1\r\nHost\t: x\r\n\r\n", id="tab-before-colon"),
-        pytest.param(b"\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n", id="leading-blank-line"),
         pytest.param(b"GET / HTTP/1.1\r\n Host: x\r\n\r\n", id="fold-before-any-field"),
+        # The request line.
+        *shared.start_line_faults(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"),
         pytest.param(b"GET  / HTTP/1.1\r\nHost: x\r\n\r\n", id="two-spaces"),
-        pytest.param(b"GET / http/1.1\r\nHost: x\r\n\r\n", id="lower-case-http"),
-        pytest.param(
-            b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n",
-            id="chunk-without-crlf",
-        ),
-        pytest.param(
-            b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
-            id="chunk-size-not-hex",
-        ),
     ],
 )
 def test_malformed_requests_are_400(data: bytes) -> None:
@@ -941,7 +799,7 @@ def test_malformed_requests_are_400(data: bytes) -> None:
 )
 def test_twenty_digits_are_the_most_a_length_may_have(data: bytes, body: bytes) -> None:
     events = _events(_connection_with(data))
-    assert _body(events) == body
+    assert shared.joined_body(events) == body
     assert events[-1] is END
     assert _refused(data.replace(b"3".zfill(20), b"3".zfill(21))).error_status_hint == 400
 
@@ -990,7 +848,7 @@ def test_they_are_not_waiting_for_100_continue_once_the_body_arrives() -> None:
     connection = _connection(EXPECTING)
     assert _waiting(connection)
     connection.receive_data(b"a")
-    assert _body(_events(connection)) == b"a"
+    assert shared.joined_body(_events(connection)) == b"a"
     assert not _waiting(connection)
 
 

@@ -22,9 +22,11 @@ from dataclasses import dataclass
 
 import h11
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.transports import http1_strategies as shared
+from tests.transports.http1_strategies import Fields, Step
 from transports._net.http1 import (
     CLOSED,
     END,
@@ -37,35 +39,24 @@ from transports._net.http1 import (
     Response,
 )
 
-Fields = list[tuple[bytes, bytes]]
-#: A parser's output, normalised: ("response", status, reason, fields, version) (1xx or
-#: final), ("data", bytes) (every piece of the body joined), ("end",), ("closed",),
-#: ("error",).
-Step = tuple[object, ...]
+# A parser's output, normalised (`Step`): ("response", status, reason, fields, version)
+# (1xx or final), ("data", bytes) (every piece of the body joined), ("end",), ("closed",),
+# ("error",).
+
 #: Steps, and the keep-alive verdict once the response ended (None: it did not).
 Reading = tuple[list[Step], bool | None]
 
-FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-HOST: Fields = [(b"host", b"example.com")]
+FUZZ = shared.fuzz(max_examples=150)
 
 # ---------------------------------------------------------------------------------------
 # Response streams: well-formed ones (h11 reads them without an error), then mutated ones.
+# (The grammar's pieces are `http1_strategies`'; `RESPONSE_STREAMS` names what these
+# streams draw their own way.)
 # ---------------------------------------------------------------------------------------
 
-TCHAR = "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-#: h11's field-vchar: anything but NUL and ASCII whitespace (obs-text and most controls).
-FIELD_VCHAR = "".join(chr(b) for b in range(1, 256) if b not in b"\t\n\x0b\x0c\r ")
 #: A reason phrase's characters (RFC 9112 §4: HTAB, SP, VCHAR, obs-text; h11's reading).
-REASON_CHARS = " \t" + FIELD_VCHAR
-#: Names the generator writes on purpose (framing, keep-alive), never by chance.
-SPECIAL = frozenset({b"content-length", b"transfer-encoding", b"connection", b"upgrade"})
+REASON_CHARS = " \t" + shared.FIELD_VCHAR
 
-tokens = st.text(TCHAR, min_size=1, max_size=10).map(str.encode)
-names = tokens.filter(lambda name: name.lower() not in SPECIAL)
-words = st.text(FIELD_VCHAR, min_size=1, max_size=8).map(lambda text: text.encode("latin-1"))
-ows = st.sampled_from([b"", b"", b" ", b"\t", b"  ", b" \t "])
-rws = st.sampled_from([b" ", b"\t", b"  ", b" \t"])
-line_ends = st.sampled_from([b"\r\n", b"\r\n", b"\r\n", b"\n"])
 #: None: no space after the status code at all (``HTTP/1.1 200``).
 reasons = st.one_of(
     st.none(),
@@ -78,7 +69,6 @@ interim_statuses = st.sampled_from([100, 102, 103]) | st.integers(100, 199).filt
     lambda status: status != 101
 )
 final_statuses = st.sampled_from([200, 201, 204, 304, 404, 500]) | st.integers(200, 999)
-versions = st.sampled_from([b"1.1", b"1.1", b"1.0"])
 
 
 @dataclass(frozen=True)
@@ -92,76 +82,18 @@ class Exchange:
 
     @property
     def headers(self) -> Fields:
-        return HOST + ([(b"connection", b"close")] if self.close_request else [])
+        return shared.HOST + ([(b"connection", b"close")] if self.close_request else [])
 
 
 @st.composite
-def field_lines(
-    draw: st.DrawFn, name: bytes, value_words: list[bytes] | None = None
-) -> list[bytes]:
-    """One field as its raw lines (no line ends): any name case, OWS, maybe folded."""
-    name = draw(st.sampled_from([name, name.upper(), name.title()]))
-    fold = value_words is None  # a framing field's value stays on one line
-    if value_words is None:
-        value_words = draw(st.lists(words, max_size=3))
-    lines = [name + b":" + draw(ows)]
-    for index, word in enumerate(value_words):
-        if fold and draw(st.integers(0, 4)) == 0:
-            # obs-fold: a continuation line starting with SP or HTAB
-            lines[-1] += draw(ows)
-            lines.append(draw(rws) + word)
-        else:
-            lines[-1] += (draw(rws) if index else b"") + word
-    lines[-1] += draw(ows)
-    return lines
-
-
-def _cut(draw: st.DrawFn, data: bytes, most: int) -> list[bytes]:
-    """`data` in up to `most` + 1 non-empty pieces, cut anywhere."""
-    cuts = sorted(set(draw(st.lists(st.integers(1, max(len(data) - 1, 1)), max_size=most))))
-    pieces = [data[start:end] for start, end in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-    return [piece for piece in pieces if piece]
-
-
-@st.composite
-def chunked_bodies(draw: st.DrawFn, body: bytes) -> bytes:
-    """`body` chunked: random cuts, hex in either case, extensions, OWS, trailers."""
-    extensions = st.sampled_from([b"", b"", b";a", b";name=value", b';q="x y"', b"; a=\tb"])
-    out = b""
-    for piece in _cut(draw, body, 3):
-        size = draw(st.sampled_from([b"%x", b"%X", b"00%x"])) % len(piece)
-        out += size + draw(extensions) + draw(ows) + b"\r\n" + piece + b"\r\n"
-    out += b"0" + draw(extensions) + draw(ows) + b"\r\n"
-    for name, value in draw(st.lists(st.tuples(names, words), max_size=2)):
-        out += name + b": " + value + draw(line_ends)
-    return out + draw(line_ends)
-
-
-@st.composite
-def content_length_fields(draw: st.DrawFn, length: int) -> list[list[bytes]]:
-    """A body's length as one field, a repeated field, a list of equal values, or 00-led."""
-    value = b"%d" % length
-    form = draw(st.sampled_from(["plain", "zeros", "twice", "list"]))
-    if form == "zeros":
-        value = b"00" + value
-    elif form == "list":
-        value += b", " + value
-    field = draw(field_lines(b"content-length", [value]))
-    return [field, draw(field_lines(b"content-length", [value]))] if form == "twice" else [field]
-
-
-@st.composite
-def heads(
+def response_heads(
     draw: st.DrawFn, status: int, version: bytes, special: list[list[bytes]] | None = None
 ) -> bytes:
     """A status line and fields (ordinary ones, plus `special` in any order)."""
     reason = draw(reasons)
     line = b"HTTP/" + version + b" %03d" % status + (b"" if reason is None else b" " + reason)
-    fields = [draw(field_lines(name)) for name in draw(st.lists(names, max_size=4))]
-    lines = [line]
-    for field in draw(st.permutations(fields + (special or []))):
-        lines += field
-    return b"".join(line + draw(line_ends) for line in lines) + draw(line_ends)
+    fields = draw(shared.ordinary_fields(shared.RESPONSE_STREAMS))
+    return draw(shared.heads(line, fields + (special or [])))
 
 
 @st.composite
@@ -172,30 +104,25 @@ def final_responses(draw: st.DrawFn, method: bytes, quirk: str | None) -> tuple[
     follows; otherwise the body has a length, is chunked, or lasts until the EOF.
     """
     status = draw(final_statuses)
-    version = draw(versions)
+    version = draw(shared.versions)
     if quirk == "version":  # refused by ours only (API document)
-        version = draw(st.sampled_from([b"0.9", b"1.2", b"2.0", b"3.7"]))
+        version = draw(shared.unsupported_versions)
     bodiless = method == b"HEAD" or status in (204, 304)
     framing = draw(st.sampled_from(["close", "length", "chunked"]))
     if quirk == "content-length+chunked":  # refused by ours only (API document)
         framing = "chunked"
     body = draw(st.binary(max_size=40))
     special: list[list[bytes]] = []
-    if framing == "length":
-        special += draw(content_length_fields(len(body)))
-        payload = body
-    elif framing == "chunked":
-        coding = draw(st.sampled_from([b"chunked", b"Chunked", b"CHUNKED"]))
-        special.append(draw(field_lines(b"transfer-encoding", [coding])))
-        if quirk == "content-length+chunked":
-            special.append(draw(field_lines(b"content-length", [b"%d" % len(body)])))
-        payload = draw(chunked_bodies(body))
-    else:
-        payload = body
+    payload = body
+    if framing != "close":
+        special, payload = draw(
+            shared.framed_payloads(
+                body, chunked=framing == "chunked", quirk=quirk, side=shared.RESPONSE_STREAMS
+            )
+        )
     if draw(st.integers(0, 3)) == 0:
-        options = [b"close", b"keep-alive", b"Close", b"keep-alive, close", b"te"]
-        special.append(draw(field_lines(b"connection", [draw(st.sampled_from(options))])))
-    head = draw(heads(status, version, special))
+        special.append(draw(shared.connection_fields()))
+    head = draw(response_heads(status, version, special))
     if bodiless:
         payload = b""
     until_eof = framing == "close" and not bodiless
@@ -209,9 +136,9 @@ def final_responses(draw: st.DrawFn, method: bytes, quirk: str | None) -> tuple[
 def response_streams(draw: st.DrawFn) -> tuple[bytes, bytes, bool, bool]:
     """(method, stream, close_request, eof): 1xx responses, then a final one."""
     method = draw(st.sampled_from([b"GET", b"POST", b"HEAD"]))
-    quirk = draw(st.sampled_from([None] * 10 + ["content-length+chunked", "version"]))
+    quirk = draw(shared.quirks)
     stream = b"".join(
-        draw(heads(status, draw(versions)))
+        draw(response_heads(status, draw(shared.versions)))
         for status in draw(st.lists(interim_statuses, max_size=2))
     )
     final, until_eof = draw(final_responses(method, quirk))
@@ -223,44 +150,20 @@ def response_streams(draw: st.DrawFn) -> tuple[bytes, bytes, bool, bool]:
 def well_formed_exchanges(draw: st.DrawFn) -> Exchange:
     """A well-formed response stream, as the `receive_data` pieces that carry it."""
     method, stream, close_request, eof = draw(response_streams())
-    return Exchange(method, close_request, _cut(draw, stream, 6), eof)
+    return Exchange(method, close_request, shared.cut(draw, stream, 6), eof)
 
 
 @st.composite
 def mutated_exchanges(draw: st.DrawFn) -> Exchange:
     """A well-formed stream with one to three bytes inserted, deleted or replaced."""
     method, data, close_request, eof = draw(response_streams())
-    stream = bytearray(data)
-    interesting = st.sampled_from(list(b"\r\n \t:;,0aAH1\x00\x7f\xff")) | st.integers(0, 255)
-    for _ in range(draw(st.integers(1, 3))):
-        at = draw(st.integers(0, len(stream) - 1))
-        action = draw(st.sampled_from(["insert", "delete", "replace", "flip"]))
-        if action == "insert":
-            stream.insert(at, draw(interesting))
-        elif action == "delete" and len(stream) > 1:
-            del stream[at]
-        elif action == "replace":
-            stream[at] = draw(interesting)
-        else:
-            stream[at] ^= 1 << draw(st.integers(0, 7))
-    return Exchange(method, close_request, _cut(draw, bytes(stream), 6), eof or draw(st.booleans()))
+    stream = shared.mutate(draw, data, shared.RESPONSE_STREAMS)
+    return Exchange(method, close_request, shared.cut(draw, stream, 6), eof or draw(st.booleans()))
 
 
 # ---------------------------------------------------------------------------------------
 # Both parsers driven the same way, their events normalised.
 # ---------------------------------------------------------------------------------------
-
-
-def _add_data(steps: list[Step], data: bytes) -> None:
-    """Join a body piece to the body so far (pieces may split differently)."""
-    if not data:
-        return
-    if steps and steps[-1][0] == "data":
-        joined = steps[-1][1]
-        assert isinstance(joined, bytes)
-        steps[-1] = ("data", joined + data)
-    else:
-        steps.append(("data", data))
 
 
 def _inputs(exchange: Exchange) -> list[bytes]:
@@ -284,9 +187,7 @@ def _delimited_by_close(method: bytes, steps: list[Step]) -> bool:
 
 def _run_h11(exchange: Exchange) -> Reading:
     """h11's reading of the response, after it sent the same request itself."""
-    h = h11.Connection(h11.CLIENT)
-    h.send(h11.Request(method=exchange.method, target=b"/mcp", headers=exchange.headers))
-    h.send(h11.EndOfMessage())
+    h = shared.h11_client_after(exchange.method, exchange.headers)
     steps: list[Step] = []
     at_eof = False
     try:
@@ -298,12 +199,17 @@ def _run_h11(exchange: Exchange) -> Reading:
                 if event is h11.NEED_DATA:
                     break
                 if isinstance(event, h11.InformationalResponse | h11.Response):
-                    fields = [(bytes(name), bytes(value)) for name, value in event.headers]
                     steps.append(
-                        ("response", event.status_code, event.reason, fields, event.http_version)
+                        (
+                            "response",
+                            event.status_code,
+                            event.reason,
+                            shared.h11_fields(event),
+                            event.http_version,
+                        )
                     )
                 elif isinstance(event, h11.Data):
-                    _add_data(steps, bytes(event.data))
+                    shared.add_data(steps, bytes(event.data))
                 elif isinstance(event, h11.EndOfMessage):
                     steps.append(("end",))
                     # h11 leaves a close-delimited exchange DONE on both sides (it reports
@@ -336,7 +242,7 @@ def _run_ours(exchange: Exchange) -> Reading:
                         ("response", event.status, event.reason, event.headers, event.http_version)
                     )
                 elif isinstance(event, Data):
-                    _add_data(steps, event.data)
+                    shared.add_data(steps, event.data)
                 elif event is END:
                     steps.append(("end",))
                     assert connection.response_complete
@@ -424,24 +330,6 @@ def test_mutated_responses_are_refused_where_h11_refuses_them(exchange: Exchange
 # ---------------------------------------------------------------------------------------
 
 
-def _h11_server_reads(data: bytes) -> tuple[h11.Request, bytes]:
-    """An h11 server's reading of one whole request: its head and body (nothing after)."""
-    server = h11.Connection(h11.SERVER)
-    server.receive_data(data)
-    request = server.next_event()
-    assert isinstance(request, h11.Request), request
-    body = b""
-    while not isinstance(event := server.next_event(), h11.EndOfMessage):
-        assert isinstance(event, h11.Data), event
-        body += bytes(event.data)
-    assert server.trailing_data == (b"", False)
-    return request, body
-
-
-def _h11_fields(event: h11.Request | h11.Response) -> Fields:
-    return [(bytes(name), bytes(value)) for name, value in event.headers]
-
-
 @pytest.mark.parametrize(
     ("method", "target", "headers", "body"),
     [
@@ -467,24 +355,22 @@ def test_send_request_reads_back_through_an_h11_server(
     method: bytes, target: bytes, headers: Fields, body: bytes
 ) -> None:
     data = ClientConnection().send_request(method, target, headers, body)
-    request, read = _h11_server_reads(data)
+    request, read = shared.h11_server_reads(data)
     assert (request.method, request.target, request.http_version) == (method, target, b"1.1")
     expected = [(name.lower(), value) for name, value in headers]
     if body:
         expected.append((b"content-length", b"%d" % len(body)))
-    assert _h11_fields(request) == expected
+    assert shared.h11_fields(request) == expected
     assert read == body
 
 
 @given(
-    method=tokens,
-    target=st.text("".join(chr(b) for b in range(0x21, 0x7F)), min_size=1, max_size=20).map(
-        str.encode
-    ),
+    method=shared.tokens,
+    target=shared.visible_targets,
     fields=st.lists(
         st.tuples(
-            names.filter(lambda name: name.lower() != b"host"),
-            st.lists(words, max_size=3).map(b" ".join),
+            shared.RESPONSE_STREAMS.names.filter(lambda name: name.lower() != b"host"),
+            st.lists(shared.words, max_size=3).map(b" ".join),
         ),
         max_size=4,
     ),
@@ -496,9 +382,9 @@ def test_any_legal_request_reads_back_through_an_h11_server(
 ) -> None:
     headers = [(b"Host", b"example.com"), *fields]
     data = ClientConnection().send_request(method, target, headers, body)
-    request, read = _h11_server_reads(data)
+    request, read = shared.h11_server_reads(data)
     assert (request.method, request.target, read) == (method, target, body)
-    assert _h11_fields(request)[: len(headers)] == [(n.lower(), v) for n, v in headers]
+    assert shared.h11_fields(request)[: len(headers)] == [(n.lower(), v) for n, v in headers]
 
 
 def test_content_length_is_added_only_for_a_body() -> None:
@@ -510,18 +396,17 @@ def test_content_length_is_added_only_for_a_body() -> None:
     )
 
 
-@pytest.mark.parametrize(
-    "value", [b"a\r\nx-injected: 1", b"a\rb", b"a\nb", b"a\r\n", b"a\x00b", b" a", b"a ", b"a\t"]
-)
+# (One value more than the server's test: a value that ends in CRLF.)
+@pytest.mark.parametrize("value", [*shared.REFUSED_VALUES, b"a\r\n"])
 def test_a_value_with_cr_lf_nul_or_outer_whitespace_is_refused(value: bytes) -> None:
     with pytest.raises(LocalProtocolError):
-        ClientConnection().send_request(b"GET", b"/", [*HOST, (b"x-value", value)])
+        ClientConnection().send_request(b"GET", b"/", [*shared.HOST, (b"x-value", value)])
 
 
-@pytest.mark.parametrize("name", [b"", b"bad name", b"x:y", b"caf\xc3\xa9", b"x\r\n", b"(x)"])
+@pytest.mark.parametrize("name", shared.NOT_TOKENS)
 def test_a_name_that_is_not_a_token_is_refused(name: bytes) -> None:
     with pytest.raises(LocalProtocolError):
-        ClientConnection().send_request(b"GET", b"/", [*HOST, (name, b"v")])
+        ClientConnection().send_request(b"GET", b"/", [*shared.HOST, (name, b"v")])
 
 
 @pytest.mark.parametrize(
@@ -537,7 +422,7 @@ def test_a_callers_content_length_or_transfer_encoding_is_refused(
     field: tuple[bytes, bytes],
 ) -> None:
     with pytest.raises(LocalProtocolError):
-        ClientConnection().send_request(b"POST", b"/", [*HOST, field], b"abc")
+        ClientConnection().send_request(b"POST", b"/", [*shared.HOST, field], b"abc")
 
 
 @pytest.mark.parametrize(
@@ -560,34 +445,34 @@ def test_a_missing_or_second_host_is_refused(headers: Fields) -> None:
 )
 def test_a_malformed_request_line_is_refused(method: bytes, target: bytes) -> None:
     with pytest.raises(LocalProtocolError):
-        ClientConnection().send_request(method, target, HOST)
+        ClientConnection().send_request(method, target, shared.HOST)
 
 
 def test_a_refused_request_leaves_the_connection_unused() -> None:
     connection = ClientConnection()
     with pytest.raises(LocalProtocolError):
-        connection.send_request(b"GET", b"/", [*HOST, (b"x", b"a\nb")])
+        connection.send_request(b"GET", b"/", [*shared.HOST, (b"x", b"a\nb")])
     with pytest.raises(LocalProtocolError):
         connection.send_request(b"GET", b"/", [])
-    assert connection.send_request(b"GET", b"/", HOST).startswith(b"GET / HTTP/1.1\r\n")
+    assert connection.send_request(b"GET", b"/", shared.HOST).startswith(b"GET / HTTP/1.1\r\n")
 
 
 def test_a_second_request_before_start_next_cycle_is_refused() -> None:
     connection = ClientConnection()
-    connection.send_request(b"GET", b"/", HOST)
+    connection.send_request(b"GET", b"/", shared.HOST)
     with pytest.raises(LocalProtocolError):
-        connection.send_request(b"GET", b"/", HOST)
+        connection.send_request(b"GET", b"/", shared.HOST)
     connection.receive_data(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
     assert _events(connection)[-1] is END
     with pytest.raises(LocalProtocolError):  # complete, but no next cycle yet
-        connection.send_request(b"GET", b"/", HOST)
+        connection.send_request(b"GET", b"/", shared.HOST)
 
 
 def test_start_next_cycle_before_the_response_is_complete_is_refused() -> None:
     connection = ClientConnection()
     with pytest.raises(LocalProtocolError):  # nothing sent
         connection.start_next_cycle()
-    connection.send_request(b"GET", b"/", HOST)
+    connection.send_request(b"GET", b"/", shared.HOST)
     with pytest.raises(LocalProtocolError):  # no response
         connection.start_next_cycle()
     connection.receive_data(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\na")
@@ -605,18 +490,22 @@ def test_start_next_cycle_before_the_response_is_complete_is_refused() -> None:
 
 def _events(connection: ClientConnection) -> list[object]:
     """Events up to NEED_DATA, PAUSED or CLOSED (not included)."""
-    events: list[object] = []
-    while True:
-        event = connection.next_event()
-        if event is NEED_DATA or event is PAUSED or event is CLOSED:
-            return events
-        events.append(event)
+    return shared.read_events(connection, shared.UNTIL_PAUSED_OR_CLOSED)
 
 
-def _client(method: bytes = b"GET", headers: Fields = HOST) -> ClientConnection:
+def _client(method: bytes = b"GET", headers: Fields = shared.HOST) -> ClientConnection:
     """A connection whose request was sent."""
     connection = ClientConnection()
     connection.send_request(method, b"/mcp", headers)
+    return connection
+
+
+def _fed(data: bytes, *, method: bytes, eof: bool) -> ClientConnection:
+    """A connection that sent a `method` request and received `data` (then the EOF)."""
+    connection = _client(method)
+    connection.receive_data(data)
+    if eof:
+        connection.receive_data(b"")
     return connection
 
 
@@ -624,10 +513,7 @@ def _read(
     data: bytes, *, method: bytes = b"GET", eof: bool = False
 ) -> tuple[ClientConnection, list[object]]:
     """A connection that sent a `method` request and read `data` (then the EOF)."""
-    connection = _client(method)
-    connection.receive_data(data)
-    if eof:
-        connection.receive_data(b"")
+    connection = _fed(data, method=method, eof=eof)
     return connection, _events(connection)
 
 
@@ -636,15 +522,16 @@ def _progress(connection: ClientConnection) -> tuple[bool, bool]:
     return connection.response_complete, connection.reusable
 
 
-def _body(events: list[object]) -> bytes:
-    return b"".join(event.data for event in events if isinstance(event, Data))
+def _assert_no_next_exchange(connection: ClientConnection) -> None:
+    """The exchange ends the connection: not kept alive, not reusable, no next cycle."""
+    assert not connection.keep_alive
+    assert not connection.reusable
+    with pytest.raises(LocalProtocolError):
+        connection.start_next_cycle()
 
 
 def _refused(data: bytes, *, method: bytes = b"GET", eof: bool = False) -> None:
-    connection = _client(method)
-    connection.receive_data(data)
-    if eof:
-        connection.receive_data(b"")
+    connection = _fed(data, method=method, eof=eof)
     with pytest.raises(RemoteProtocolError):
         _events(connection)
     assert not connection.reusable
@@ -652,9 +539,7 @@ def _refused(data: bytes, *, method: bytes = b"GET", eof: bool = False) -> None:
 
 def _h11_refuses(data: bytes, *, method: bytes = b"GET") -> bool:
     """Whether an h11 client refuses `data` as the response to its `method` request."""
-    h = h11.Connection(h11.CLIENT)
-    h.send(h11.Request(method=method, target=b"/mcp", headers=HOST))
-    h.send(h11.EndOfMessage())
+    h = shared.h11_client_after(method)
     h.receive_data(data)
     try:
         while not isinstance(h.next_event(), h11.EndOfMessage):
@@ -662,6 +547,12 @@ def _h11_refuses(data: bytes, *, method: bytes = b"GET") -> bool:
     except h11.RemoteProtocolError:
         return True
     return False
+
+
+def _refused_as_h11_refuses_it(data: bytes) -> None:
+    """Both refuse `data`: an h11 client, and ours (`_refused`)."""
+    assert _h11_refuses(data)
+    _refused(data)
 
 
 def test_a_response_head_is_read_as_h11_reads_it() -> None:
@@ -686,13 +577,11 @@ def test_a_response_head_is_read_as_h11_reads_it() -> None:
     assert response.headers == fields
     assert events[1:] == [END]
     assert connection.reusable
-    h = h11.Connection(h11.CLIENT)
-    h.send(h11.Request(method=b"GET", target=b"/mcp", headers=HOST))
-    h.send(h11.EndOfMessage())
+    h = shared.h11_client_after(b"GET")
     h.receive_data(data)
     oracle = h.next_event()
     assert isinstance(oracle, h11.Response)
-    assert (oracle.reason, _h11_fields(oracle)) == (b"Not  Found ", fields)
+    assert (oracle.reason, shared.h11_fields(oracle)) == (b"Not  Found ", fields)
 
 
 @pytest.mark.parametrize("status_line", [b"HTTP/1.1 200", b"HTTP/1.1 200 ", b"HTTP/1.0 200 OK"])
@@ -739,40 +628,32 @@ def test_204_and_304_have_no_body(status: int, framing: bytes) -> None:
 
 def test_a_chunked_body_is_dechunked_and_its_trailers_dropped() -> None:
     connection, events = _read(
-        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n"
-        b"5;ext=1\r\nhello\r\nA \r\n, world!!!\r\n0\r\nX-Trailer: t\r\n\r\n"
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: Chunked\r\n\r\n" + shared.CHUNKED_HELLO
     )
-    assert _body(events) == b"hello, world!!!"
+    assert shared.joined_body(events) == shared.CHUNKED_HELLO_BODY
     assert events[-1] is END
     assert connection.reusable
 
 
 def test_a_response_split_byte_by_byte_reads_as_a_whole() -> None:
-    data = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n"
+    head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
     connection = _client()
-    events: list[object] = []
-    for byte in data:
-        connection.receive_data(bytes([byte]))
-        events += _events(connection)
-    assert isinstance(events[0], Response)
-    assert _body(events) == b"abc"
-    assert events[-1] is END
+    response = shared.chunked_abc_byte_by_byte(connection, head, shared.UNTIL_PAUSED_OR_CLOSED)
+    assert isinstance(response, Response)
     assert connection.reusable
 
 
 def test_a_close_delimited_body_ends_at_eof_and_the_connection_is_not_reusable() -> None:
     connection, events = _read(b"HTTP/1.1 200 OK\r\n\r\nhello")
-    assert _body(events) == b"hello"
+    assert shared.joined_body(events) == b"hello"
     assert END not in events  # only the EOF ends it
     assert _progress(connection) == (False, False)
     connection.receive_data(b" world")
     connection.receive_data(b"")
     events = _events(connection)
-    assert (_body(events), events[-1]) == (b" world", END)
+    assert (shared.joined_body(events), events[-1]) == (b" world", END)
     assert _progress(connection) == (True, False)
-    assert not connection.keep_alive
-    with pytest.raises(LocalProtocolError):
-        connection.start_next_cycle()
+    _assert_no_next_exchange(connection)
 
 
 def test_an_empty_close_delimited_body_ends_at_eof() -> None:
@@ -819,29 +700,29 @@ def test_eof_between_exchanges_is_closed() -> None:
     connection.receive_data(b"")  # the server closed the idle connection
     assert connection.next_event() is CLOSED
     assert not connection.reusable
-    connection.send_request(b"GET", b"/", HOST)  # (it goes nowhere: the driver knows)
+    connection.send_request(b"GET", b"/", shared.HOST)  # (it goes nowhere: the driver knows)
     assert connection.next_event() is CLOSED
 
 
 @pytest.mark.parametrize(
-    "head",
+    ("version", "fields"),
     [
-        pytest.param(b"HTTP/1.1 200 OK\r\nConnection: close\r\n", id="close"),
-        pytest.param(b"HTTP/1.1 200 OK\r\nconnection: Close\r\n", id="close-any-case"),
-        pytest.param(b"HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\n", id="close-in-list"),
-        pytest.param(b"HTTP/1.1 200 OK\r\nConnection: a\r\nConnection: close\r\n", id="2-fields"),
-        pytest.param(b"HTTP/1.0 200 OK\r\n", id="http10"),
-        pytest.param(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n", id="http10-keep-alive"),
+        pytest.param(b"1.1", b"Connection: close\r\n", id="close"),
+        pytest.param(b"1.1", b"connection: Close\r\n", id="close-any-case"),
+        pytest.param(b"1.1", b"Connection: keep-alive, close\r\n", id="close-in-list"),
+        pytest.param(b"1.1", b"Connection: a\r\nConnection: close\r\n", id="2-fields"),
+        pytest.param(b"1.0", b"", id="http10"),
+        pytest.param(b"1.0", b"Connection: keep-alive\r\n", id="http10-keep-alive"),
     ],
 )
-def test_connection_close_or_http10_makes_the_connection_not_reusable(head: bytes) -> None:
+def test_connection_close_or_http10_makes_the_connection_not_reusable(
+    version: bytes, fields: bytes
+) -> None:
+    head = b"HTTP/" + version + b" 200 OK\r\n" + fields
     connection, events = _read(head + b"Content-Length: 2\r\n\r\nok")
-    assert (_body(events), events[-1]) == (b"ok", END)
+    assert (shared.joined_body(events), events[-1]) == (b"ok", END)
     assert connection.response_complete
-    assert not connection.keep_alive
-    assert not connection.reusable
-    with pytest.raises(LocalProtocolError):
-        connection.start_next_cycle()
+    _assert_no_next_exchange(connection)
 
 
 def test_a_response_with_other_connection_options_leaves_it_reusable() -> None:
@@ -853,12 +734,10 @@ def test_a_response_with_other_connection_options_leaves_it_reusable() -> None:
 
 def test_a_request_with_connection_close_makes_the_connection_not_reusable() -> None:
     # API document: `reusable` needs "no `Connection: close` from either side"; h11 too.
-    connection = _client(headers=[*HOST, (b"Connection", b"close")])
+    connection = _client(headers=[*shared.HOST, (b"Connection", b"close")])
     connection.receive_data(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
     assert _events(connection)[-1] is END
-    assert not connection.reusable
-    with pytest.raises(LocalProtocolError):
-        connection.start_next_cycle()
+    _assert_no_next_exchange(connection)
 
 
 def test_send_failed_makes_the_connection_not_reusable() -> None:
@@ -867,10 +746,7 @@ def test_send_failed_makes_the_connection_not_reusable() -> None:
     connection.receive_data(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
     assert _events(connection)[-1] is END
     assert connection.response_complete
-    assert not connection.keep_alive
-    assert not connection.reusable
-    with pytest.raises(LocalProtocolError):
-        connection.start_next_cycle()
+    _assert_no_next_exchange(connection)
 
 
 def test_a_100_continue_then_the_final_response_are_both_returned() -> None:
@@ -886,7 +762,7 @@ def test_a_100_continue_then_the_final_response_are_both_returned() -> None:
         (200, b"OK"),
     ]
     assert heads_[1].headers == [(b"link", b"</a.css>; rel=preload")]
-    assert (_body(events), events[-1]) == (b"ok", END)
+    assert (shared.joined_body(events), events[-1]) == (b"ok", END)
     assert connection.reusable
 
 
@@ -912,16 +788,14 @@ def test_an_interim_response_with_connection_close_does_not_end_keep_alive() -> 
 @pytest.mark.parametrize("status", [b"000", b"050", b"099"])
 def test_a_status_below_100_is_refused_as_h11_refuses_it(status: bytes) -> None:
     data = b"HTTP/1.1 " + status + b" X\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
-    assert _h11_refuses(data)
-    _refused(data)
+    _refused_as_h11_refuses_it(data)
 
 
 def test_an_unsolicited_101_is_refused_as_h11_refuses_it() -> None:
     # RFC 9110 §7.8: no switch the request did not propose (it had no Upgrade); what
     # follows a 101 is another protocol, never the final response's head.
     data = b"HTTP/1.1 101 Switching Protocols\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"
-    assert _h11_refuses(data)
-    _refused(data)
+    _refused_as_h11_refuses_it(data)
 
 
 @pytest.mark.parametrize(
@@ -932,8 +806,7 @@ def test_an_interim_response_with_bad_framing_fields_is_refused_as_h11_refuses_i
     field: bytes,
 ) -> None:
     data = b"HTTP/1.1 100 Continue\r\n" + field + b"\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n"
-    assert _h11_refuses(data)
-    _refused(data)
+    _refused_as_h11_refuses_it(data)
 
 
 @pytest.mark.parametrize(
@@ -959,48 +832,37 @@ def test_what_h11_reads_and_ours_refuses_by_design(data: bytes) -> None:
 @pytest.mark.parametrize(
     "data",
     [
+        # The framing.
         pytest.param(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n", id="gzip"),
         pytest.param(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", id="cl"),
         pytest.param(b"HTTP/1.1 200 OK\r\nContent-Length: -3\r\n\r\n", id="signed-length"),
+        *shared.chunk_faults(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"),
+        # The fields.
         pytest.param(b"HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n", id="space-in-name"),
         pytest.param(b"HTTP/1.1 200 OK\r\n Fold: x\r\n\r\n", id="fold-first"),
+        # The status line.
         pytest.param(b"HTTP/1.1 20 OK\r\n\r\n", id="two-digit-status"),
-        pytest.param(b"http/1.1 200 OK\r\n\r\n", id="lower-case-http"),
-        pytest.param(b"\r\nHTTP/1.1 200 OK\r\n\r\n", id="leading-blank-line"),
-        pytest.param(
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n",
-            id="chunk-without-crlf",
-        ),
-        pytest.param(
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", id="chunk-size-not-hex"
-        ),
+        *shared.start_line_faults(b"HTTP/1.1 200 OK\r\n\r\n"),
     ],
 )
 def test_malformed_responses_are_refused(data: bytes) -> None:
-    assert _h11_refuses(data)
-    _refused(data)
+    _refused_as_h11_refuses_it(data)
 
 
 def test_an_incomplete_head_past_max_head_size_is_refused() -> None:
-    head = b"HTTP/1.1 200 OK\r\nX-Filler: "
-    at_limit = head + b"a" * (64 - len(head))
     connection = ClientConnection(max_head_size=64)
-    connection.send_request(b"GET", b"/", HOST)
-    connection.receive_data(at_limit)
-    assert connection.next_event() is NEED_DATA  # 64 bytes do not exceed 64
-    connection.receive_data(b"a")
-    with pytest.raises(RemoteProtocolError):
-        connection.next_event()
+    connection.send_request(b"GET", b"/", shared.HOST)
+    shared.head_past_the_limit(connection, b"HTTP/1.1 200 OK\r\nX-Filler: ", 64)
     assert not connection.reusable
 
 
 def test_a_body_past_max_head_size_is_not_a_head() -> None:
     body = b"b" * 500
     connection = ClientConnection(max_head_size=64)
-    connection.send_request(b"GET", b"/", HOST)
+    connection.send_request(b"GET", b"/", shared.HOST)
     connection.receive_data(b"HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n" + body)
     events = _events(connection)
-    assert (_body(events), events[-1]) == (body, END)
+    assert (shared.joined_body(events), events[-1]) == (body, END)
 
 
 def test_after_an_error_every_next_event_raises_again() -> None:
@@ -1013,10 +875,7 @@ def test_after_an_error_every_next_event_raises_again() -> None:
     for _ in range(3):
         with pytest.raises(RemoteProtocolError):
             connection.next_event()
-    assert not connection.keep_alive
-    assert not connection.reusable
-    with pytest.raises(LocalProtocolError):
-        connection.start_next_cycle()
+    _assert_no_next_exchange(connection)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1029,19 +888,19 @@ SECOND = b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nsecond
 
 def test_two_exchanges_back_to_back_with_start_next_cycle_between() -> None:
     connection = ClientConnection()
-    assert connection.send_request(b"POST", b"/a", HOST, b"one").startswith(b"POST /a ")
+    assert connection.send_request(b"POST", b"/a", shared.HOST, b"one").startswith(b"POST /a ")
     connection.receive_data(FIRST)
     events = _events(connection)
-    assert (_body(events), events[-1]) == (b"first", END)
+    assert (shared.joined_body(events), events[-1]) == (b"first", END)
     assert _progress(connection) == (True, True)
     connection.start_next_cycle()
     assert _progress(connection) == (False, False)
-    assert connection.send_request(b"GET", b"/b", HOST).startswith(b"GET /b ")
+    assert connection.send_request(b"GET", b"/b", shared.HOST).startswith(b"GET /b ")
     connection.receive_data(SECOND)
     events = _events(connection)
     assert isinstance(events[0], Response)
     assert events[0].status == 201
-    assert (_body(events), events[-1]) == (b"second", END)
+    assert (shared.joined_body(events), events[-1]) == (b"second", END)
     assert connection.reusable
 
 
@@ -1051,22 +910,22 @@ def test_a_head_exchange_then_a_get_on_one_connection() -> None:
     connection.receive_data(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n")
     assert _events(connection)[1:] == [END]
     connection.start_next_cycle()
-    connection.send_request(b"GET", b"/", HOST)
+    connection.send_request(b"GET", b"/", shared.HOST)
     connection.receive_data(FIRST)
-    assert _body(_events(connection)) == b"first"
+    assert shared.joined_body(_events(connection)) == b"first"
 
 
 def test_pipelined_bytes_of_the_next_response_wait_in_trailing_data() -> None:
     connection = _client()
     connection.receive_data(FIRST + SECOND)
     events = _events(connection)
-    assert (_body(events), events[-1]) == (b"first", END)
+    assert (shared.joined_body(events), events[-1]) == (b"first", END)
     for _ in range(2):  # and it stays paused
         assert connection.next_event() is PAUSED
         assert connection.trailing_data == SECOND
     connection.start_next_cycle()
     assert connection.trailing_data == SECOND  # parsed only once asked for
-    connection.send_request(b"GET", b"/b", HOST)
+    connection.send_request(b"GET", b"/b", shared.HOST)
     events = _events(connection)
-    assert (_body(events), events[-1]) == (b"second", END)
+    assert (shared.joined_body(events), events[-1]) == (b"second", END)
     assert connection.trailing_data == b""
