@@ -199,7 +199,7 @@ _VERSIONS: Final = frozenset({b"1.0", b"1.1"})
 _FRAMING: Final = frozenset({b"content-length", b"transfer-encoding"})
 _REASONS: Final = {status.value: status.phrase.encode() for status in HTTPStatus}
 
-# Where the request being read is (`ServerConnection._state`).
+# Where the message being read is (`_Peer._state`), on either side.
 _HEAD: Final = 0
 _LENGTH: Final = 1  # a body of known length
 _CHUNK_SIZE: Final = 2  # a chunked body, at a chunk's size line
@@ -692,7 +692,7 @@ class ClientConnection(_Peer):
         return response
 
 
-# Where a response is (`ServerConnection._response`).
+# Where the response being framed is (`ServerConnection._response`).
 _NOT_STARTED: Final = 0
 _STREAMING: Final = 1  # chunked
 _STREAMING_RAW: Final = 2  # to an HTTP/1.0 client: ends with the connection
