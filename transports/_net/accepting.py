@@ -34,6 +34,9 @@ __all__ = ["ACCEPT_BATCH", "REJECT_TIMEOUT", "ErrorReporter", "accept_connection
 ACCEPT_BATCH: Final = 128
 #: Seconds spent telling a connection past the cap that we are full.
 REJECT_TIMEOUT: Final = 1.0
+#: What it is told, before any request is read (a server may answer first: an error
+#: response, then close). Framed once.
+_FULL: Final = http1.ServerConnection().send_response(503, [], close=True)
 
 #: Told about an unexpected error that ended one connection.
 ErrorReporter = Callable[[BaseException], None]
@@ -105,13 +108,8 @@ class _Queued:
 
 
 async def _reject(stream: trio.SocketStream) -> None:
-    """Tell a connection past the cap that we are full, and close it.
-
-    The 503 goes out before any request is read: a server may answer first (an error
-    response, then close).
-    """
-    data = http1.ServerConnection().send_response(503, [], close=True)
+    """Tell a connection past the cap that we are full (`_FULL`), and close it."""
     with trio.move_on_after(REJECT_TIMEOUT):
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            await stream.send_all(data)
+            await stream.send_all(_FULL)
     await stream.aclose()

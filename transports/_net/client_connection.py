@@ -164,7 +164,7 @@ class HttpConnection:
                 self.got_response_bytes = True
             else:
                 self._eof = True
-            h.receive_data(bytes(data))
+            h.receive_data(data)
 
     def _ended(self) -> str:
         if self.got_response_bytes:

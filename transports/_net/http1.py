@@ -264,7 +264,7 @@ class _Peer:
         """``len(trailing_data)``, without the copy."""
         return len(self._buffer)
 
-    def receive_data(self, data: bytes) -> None:
+    def receive_data(self, data: bytes | bytearray) -> None:
         """Take bytes from the peer (parsed by `next_event`); b"": it closed its side."""
         if data:
             self._buffer += data
@@ -404,8 +404,10 @@ class _Peer:
         if version == b"1.0" or b"close" in _comma_values(fields, b"connection"):
             self._closing = True
 
-    def _begin_body(self, fields: list[tuple[bytes, bytes]], *, unframed_to_close: bool) -> None:
-        """Set up for reading a body framed by ``fields``.
+    def _begin_body(
+        self, fields: list[tuple[bytes, bytes]], *, unframed_to_close: bool
+    ) -> int | None:
+        """Set up for reading a body framed by ``fields``; its ``Content-Length``, if any.
 
         Unframed (neither chunked nor with a length), it is empty, or, with
         ``unframed_to_close`` (a response), it lasts until the connection closes.
@@ -423,6 +425,7 @@ class _Peer:
             # (No body: a length of 0, so that `END` comes next, as h11 has it.)
             self._state = _LENGTH
             self._left = length or 0
+        return length
 
 
 class ServerConnection(_Peer):
@@ -433,13 +436,15 @@ class ServerConnection(_Peer):
             may take in the buffer before the client gets 431.
     """
 
-    __slots__ = ("_response", "http_version", "request_method")
+    __slots__ = ("_response", "content_length", "http_version", "request_method")
 
     def __init__(self, *, max_head_size: int = DEFAULT_MAX_HEAD_SIZE) -> None:
         super().__init__(max_head_size)
         self._response = _NOT_STARTED
         #: The method of the request being read or answered (b"" before its head).
         self.request_method = b""
+        #: The ``Content-Length`` that request declared (None: none, or chunked).
+        self.content_length: int | None = None
         #: The version of the request being read or answered (b"1.1" before its head).
         self.http_version = b"1.1"
 
@@ -476,6 +481,7 @@ class ServerConnection(_Peer):
         self._state = _HEAD
         self._response = _NOT_STARTED
         self.request_method = b""
+        self.content_length = None
         self.http_version = b"1.1"
 
     # ------------------------------------------------------------ receiving
@@ -493,7 +499,7 @@ class ServerConnection(_Peer):
         self.request_method = request.method
         version = self.http_version = request.http_version
         self._note_closing(request.headers, version)
-        self._begin_body(request.headers, unframed_to_close=False)
+        self.content_length = self._begin_body(request.headers, unframed_to_close=False)
         self._expects_continue = version == b"1.1" and b"100-continue" in _comma_values(
             request.headers, b"expect"
         )
@@ -636,11 +642,12 @@ class ClientConnection(_Peer):
         if _NAME.fullmatch(method) is None or _TARGET.fullmatch(target) is None:
             raise LocalProtocolError(f"illegal request line {method!r} {target!r}")
         parts = [b"%b %b HTTP/1.1\r\n" % (method, target), *_fields(headers)]
-        if sum(1 for name, _ in headers if name.lower() == b"host") != 1:
+        names = [name.lower() for name, _ in headers]
+        if names.count(b"host") != 1:
             raise LocalProtocolError("a request needs exactly one Host")
         self._method = method
         self._sent = True
-        if b"connection" in (name.lower() for name, _ in headers):
+        if b"connection" in names:
             # (Asking for ``close`` ends keep-alive as surely as the server saying it.)
             self._note_closing([(name.lower(), value) for name, value in headers], b"1.1")
         if body:

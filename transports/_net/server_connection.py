@@ -184,7 +184,6 @@ class HttpConnection:
         self._scope: trio.CancelScope | None = None
         # The request being read.
         self._head: http1.Request | None = None
-        self._fields: list[tuple[bytes, bytes]] = []  # its header fields
         self._body = MessageBuffer(budget)
         self._partial = _NOTHING  # how much of a request is in (its deadline is armed)
         self._leftover = False  # pipelined bytes of the next request are in `http`'s buffer
@@ -340,7 +339,7 @@ class HttpConnection:
                 data = b""
             if not data:
                 return _CLOSED
-            h.receive_data(bytes(data))  # (a socket's bytes already: no copy)
+            h.receive_data(data)
             self._read_bytes += len(data)
             started = True
 
@@ -504,7 +503,7 @@ class HttpConnection:
                         # "Closing the response stream IS the cancellation" (2026-07-28).
                         self.close()
                         return
-                    h.receive_data(bytes(data))
+                    h.receive_data(data)
                     pipelined += len(data)
                 if watch.cancelled_caught and self._busy and not await self._tick():
                     return
@@ -575,14 +574,13 @@ class HttpConnection:
             _head_size(event.target, fields) > limits.max_header_size
         ):
             return _Refusal(431, "Request header fields too large")
-        declared = _content_length(fields)
+        declared = self.http.content_length
         if declared is not None:
             if declared > limits.max_body_size:
                 return _Refusal(413, "Request body too large")
             if not self._body.expect(declared):
                 return _BUSY  # (before the client sends it)
         self._head = event
-        self._fields = fields
         return None
 
     def _take_data(self, data: bytes) -> _Parsed | None:
@@ -600,20 +598,10 @@ class HttpConnection:
         self._head = None
         self._partial = _NOTHING
         return HttpRequest(
-            head.method.decode("ascii"), head.target, self._fields, body, head.http_version
+            head.method.decode("ascii"), head.target, head.headers, body, head.http_version
         )
 
 
 def _head_size(target: bytes, fields: list[tuple[bytes, bytes]]) -> int:
     """About the bytes of a request's head: its target and fields with their separators."""
     return len(target) + sum(len(name) + len(value) + 4 for name, value in fields)
-
-
-def _content_length(fields: list[tuple[bytes, bytes]]) -> int | None:
-    for name, value in fields:
-        if name == b"content-length":
-            try:
-                return int(value)
-            except ValueError:
-                return None
-    return None
