@@ -292,19 +292,26 @@ async def test_a_request_with_a_malformed_header_is_refused_with_400() -> None:
         assert await peer.closed_by_server()
 
 
-@trio_test(autojump=True)
-async def test_a_long_request_reads_exactly_the_pipelined_limit_ahead() -> None:
-    started = trio.Event()
-    release = trio.Event()
-    answered: list[bytes] = []
+class FirstRequestHeld:
+    """An application that holds its first request until `release` is set (a long one)."""
 
-    async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
-        answered.append(request.body)
-        if len(answered) == 1:
-            started.set()
-            await release.wait()
+    def __init__(self) -> None:
+        self.started = trio.Event()
+        self.release = trio.Event()
+        self.answered: list[bytes] = []  # the bodies, in order
+
+    async def __call__(self, request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
+        self.answered.append(request.body)
+        if len(self.answered) == 1:
+            self.started.set()
+            await self.release.wait()
         await reply.respond_json(200, b"{}")
 
+
+@trio_test(autojump=True)
+async def test_a_long_request_reads_exactly_the_pipelined_limit_ahead() -> None:
+    application = FirstRequestHeld()
+    started, release, answered = application.started, application.release, application.answered
     async with served(application, counting=True) as (peer, server_side):
         assert isinstance(server_side, CountingStream)
         raw = RawConnection(peer.stream, "test")
@@ -329,15 +336,8 @@ async def test_a_long_request_reads_exactly_the_pipelined_limit_ahead() -> None:
 
 @trio_test(autojump=True)
 async def test_bytes_read_ahead_with_the_request_count_against_the_limit() -> None:
-    started = trio.Event()
-    release = trio.Event()
-
-    async def application(request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
-        if not started.is_set():
-            started.set()
-            await release.wait()
-        await reply.respond_json(200, b"{}")
-
+    application = FirstRequestHeld()
+    started, release = application.started, application.release
     async with served(application, counting=True) as (peer, server_side):
         assert isinstance(server_side, CountingStream)
         raw = RawConnection(peer.stream, "test")
