@@ -124,7 +124,7 @@ class Reply:
         await connection.lock()
         try:
             self._check_idle()
-            await connection.send_all(self._stream_head(headers) + self._chunk(first))
+            await connection.send_all(self._stream_head(headers) + connection.frame_data(first))
         finally:
             connection.unlock()
 
@@ -157,9 +157,6 @@ class Reply:
         self.started = self.streaming = True
         return data
 
-    def _chunk(self, data: bytes) -> bytes:
-        return self._connection.frame_data(data)
-
     async def send_event(self, message: bytes, *, event_id: str | None = None) -> None:
         """Write one message as an event of the stream."""
         await self.send_raw(encode_event(message, id=event_id))
@@ -171,7 +168,7 @@ class Reply:
         try:
             if not self.streaming or self.finished:
                 raise RuntimeError("no event stream is open")
-            await connection.send_all(self._chunk(data))
+            await connection.send_all(connection.frame_data(data))
         finally:
             connection.unlock()
 
@@ -242,7 +239,7 @@ class Reply:
             data = b"" if self.streaming else self._stream_head(headers)
             if self.finished:
                 raise RuntimeError("the response is complete")
-            await connection.send_all(data + self._chunk(encode_event(message)))
+            await connection.send_all(data + connection.frame_data(encode_event(message)))
         finally:
             connection.unlock()
 
@@ -260,10 +257,10 @@ class Reply:
             return
         try:
             if not self.started and self.may_stream:
-                data = self._stream_head(self.stream_headers) + self._chunk(_KEEPALIVE)
+                data = self._stream_head(self.stream_headers) + connection.frame_data(_KEEPALIVE)
                 await connection.send_all(data)
             elif self.streaming and not self.finished:
-                await connection.send_all(self._chunk(_KEEPALIVE))
+                await connection.send_all(connection.frame_data(_KEEPALIVE))
         finally:
             connection.unlock()
 
