@@ -1,79 +1,171 @@
-"""Trio drivers for mcpcore: stdio, Streamable HTTP and WebSocket (wsproto).
+"""Drivers for mcpcore: stdio, Streamable HTTP and WebSocket on trio, and an ASGI app.
 
-Needs the ``trio`` extra (``pip install 'mcpcore[trio]'``). The drivers only move
-bytes: every protocol decision is made by `mcpcore.Connection`. The folder server of
-``mcpcore serve`` lives in `mcpcore_cli.folder`, on top of these.
+The trio drivers need the ``trio`` extra (``pip install 'mcpcore[trio]'``). The drivers
+only move bytes: every protocol decision is made by `mcpcore.Connection`. The folder
+server of ``mcpcore serve`` lives in `mcpcore_cli.folder`, on top of these.
+
+Names are imported when first used (PEP 562), so that what runs without trio (the ASGI
+app, the asyncio stdio server) can be imported where trio is not installed.
 """
 
-# Say which extra to install, not just which module is missing (`pip install mcpcore`
-# installs the core alone: msgspec).
-try:
-    import trio  # noqa: F401 (imported to be checked; the modules below use them)
-    import wsproto  # noqa: F401
-except ImportError as _missing:
-    raise ImportError(
-        f"transports needs {_missing.name}, which is not installed: pip install 'mcpcore[trio]'",
-        name=_missing.name,
-    ) from _missing
+from __future__ import annotations
 
-from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
-from transports._client.client import Client
-from transports._client.errors import ConnectionClosedError, ServerExitedError
-from transports._client.notifications import (
-    MAX_LISTEN_BACKLOG,
-    MAX_QUEUED_NOTIFICATIONS,
-    NotificationCallback,
-    Subscription,
-)
-from transports._client.routing import MAX_SERVER_REQUESTS
-from transports._client.transport import ClientTransport
-from transports._http.client import (
-    CONNECT_TIMEOUT,
-    MAX_CLIENT_CONNECTIONS,
-    MAX_IDLE_CONNECTIONS,
-    HttpAuth,
-    HttpClient,
-    HttpStatusError,
-    open_http_client,
-)
-from transports._http.server import (
-    BODY_TIMEOUT,
-    HEADER_TIMEOUT,
-    KEEPALIVE_TIMEOUT,
-    MAX_BODY_SIZE,
-    MAX_CONNECTIONS,
-    MAX_HEADER_COUNT,
-    MAX_HEADER_SIZE,
-    MAX_SESSIONS,
-    SESSION_HANDSHAKE_TIMEOUT,
-    SESSION_IDLE_TIMEOUT,
-    SSE_KEEPALIVE_INTERVAL,
-    BearerAuth,
-    EventStore,
-    HttpLimits,
-    MemoryEventStore,
-    Principal,
-    ReplyMode,
-    StoredEvent,
-    TokenVerifier,
-    serve_http,
-)
-from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
-from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
-from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
-from transports._runtime.busypoll import RECOMMENDED_BUSY_POLL, BusyPolling
-from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
-from transports._runtime.writer import MAX_QUEUED_MESSAGES
-from transports._stdio.client import StderrOption, StdioClient, open_stdio_client
-from transports._stdio.server import serve_stdio
-from transports._websocket import MAX_MESSAGE_SIZE as MAX_WEBSOCKET_MESSAGE_SIZE
-from transports._websocket import (
-    WebSocketClient,
-    WebSocketLimits,
-    open_websocket_client,
-    serve_websocket,
-)
-from transports._websocket.listener import DEFAULT_PATH as DEFAULT_WEBSOCKET_PATH
+import importlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
+    from transports._client.client import Client
+    from transports._client.errors import ConnectionClosedError, ServerExitedError
+    from transports._client.notifications import (
+        MAX_LISTEN_BACKLOG,
+        MAX_QUEUED_NOTIFICATIONS,
+        NotificationCallback,
+        Subscription,
+    )
+    from transports._client.routing import MAX_SERVER_REQUESTS
+    from transports._client.transport import ClientTransport
+    from transports._http.client import (
+        CONNECT_TIMEOUT,
+        MAX_CLIENT_CONNECTIONS,
+        MAX_IDLE_CONNECTIONS,
+        HttpAuth,
+        HttpClient,
+        HttpStatusError,
+        open_http_client,
+    )
+    from transports._http.server import (
+        BODY_TIMEOUT,
+        HEADER_TIMEOUT,
+        KEEPALIVE_TIMEOUT,
+        MAX_BODY_SIZE,
+        MAX_CONNECTIONS,
+        MAX_HEADER_COUNT,
+        MAX_HEADER_SIZE,
+        MAX_SESSIONS,
+        SESSION_HANDSHAKE_TIMEOUT,
+        SESSION_IDLE_TIMEOUT,
+        SSE_KEEPALIVE_INTERVAL,
+        BearerAuth,
+        EventStore,
+        HttpLimits,
+        MemoryEventStore,
+        Principal,
+        ReplyMode,
+        StoredEvent,
+        TokenVerifier,
+        serve_http,
+    )
+    from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
+    from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
+    from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
+    from transports._runtime.busypoll import RECOMMENDED_BUSY_POLL, BusyPolling
+    from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
+    from transports._runtime.writer import MAX_QUEUED_MESSAGES
+    from transports._stdio.client import StderrOption, StdioClient, open_stdio_client
+    from transports._stdio.server import serve_stdio
+    from transports._websocket import MAX_MESSAGE_SIZE as MAX_WEBSOCKET_MESSAGE_SIZE
+    from transports._websocket import (
+        WebSocketClient,
+        WebSocketLimits,
+        open_websocket_client,
+        serve_websocket,
+    )
+    from transports._websocket.listener import DEFAULT_PATH as DEFAULT_WEBSOCKET_PATH
+
+#: Where each public name lives: (module, name there).
+_EXPORTS: Final[dict[str, tuple[str, str]]] = {
+    "BODY_TIMEOUT": ("transports._http.server", "BODY_TIMEOUT"),
+    "BearerAuth": ("transports._http.server", "BearerAuth"),
+    "BusyPolling": ("transports._runtime.busypoll", "BusyPolling"),
+    "CONNECT_TIMEOUT": ("transports._http.client", "CONNECT_TIMEOUT"),
+    "Client": ("transports._client.client", "Client"),
+    "ClientTransport": ("transports._client.transport", "ClientTransport"),
+    "ConnectionClosedError": ("transports._client.errors", "ConnectionClosedError"),
+    "DEFAULT_HTTP_PATH": ("transports._http.server.listener", "DEFAULT_PATH"),
+    "DEFAULT_TIMEOUT": ("transports._client.calls", "DEFAULT_TIMEOUT"),
+    "DEFAULT_WEBSOCKET_PATH": ("transports._websocket.listener", "DEFAULT_PATH"),
+    "EventStore": ("transports._http.server", "EventStore"),
+    "HEADER_TIMEOUT": ("transports._http.server", "HEADER_TIMEOUT"),
+    "HttpAuth": ("transports._http.client", "HttpAuth"),
+    "HttpClient": ("transports._http.client", "HttpClient"),
+    "HttpLimits": ("transports._http.server", "HttpLimits"),
+    "HttpStatusError": ("transports._http.client", "HttpStatusError"),
+    "KEEPALIVE_TIMEOUT": ("transports._http.server", "KEEPALIVE_TIMEOUT"),
+    "MAX_BODY_SIZE": ("transports._http.server", "MAX_BODY_SIZE"),
+    "MAX_CLIENT_CONNECTIONS": ("transports._http.client", "MAX_CLIENT_CONNECTIONS"),
+    "MAX_CONCURRENT_HANDLERS": ("transports._runtime.serving", "MAX_CONCURRENT_HANDLERS"),
+    "MAX_CONNECTIONS": ("transports._http.server", "MAX_CONNECTIONS"),
+    "MAX_HEADER_COUNT": ("transports._http.server", "MAX_HEADER_COUNT"),
+    "MAX_HEADER_SIZE": ("transports._http.server", "MAX_HEADER_SIZE"),
+    "MAX_IDLE_CONNECTIONS": ("transports._http.client", "MAX_IDLE_CONNECTIONS"),
+    "MAX_LISTEN_BACKLOG": ("transports._client.notifications", "MAX_LISTEN_BACKLOG"),
+    "MAX_PARTIAL_BYTES": ("transports._net.partial", "MAX_PARTIAL_BYTES"),
+    "MAX_QUEUED_MESSAGES": ("transports._runtime.writer", "MAX_QUEUED_MESSAGES"),
+    "MAX_QUEUED_NOTIFICATIONS": ("transports._client.notifications", "MAX_QUEUED_NOTIFICATIONS"),
+    "MAX_SERVER_REQUESTS": ("transports._client.routing", "MAX_SERVER_REQUESTS"),
+    "MAX_SESSIONS": ("transports._http.server", "MAX_SESSIONS"),
+    "MAX_TOTAL_TIMEOUT": ("transports._client.calls", "MAX_TOTAL_TIMEOUT"),
+    "MAX_WAITING_BYTES": ("transports._runtime.admission", "MAX_WAITING_BYTES"),
+    "MAX_WAITING_REQUESTS": ("transports._runtime.admission", "MAX_WAITING_REQUESTS"),
+    "MAX_WEBSOCKET_MESSAGE_SIZE": ("transports._websocket", "MAX_MESSAGE_SIZE"),
+    "MemoryEventStore": ("transports._http.server", "MemoryEventStore"),
+    "NotificationCallback": ("transports._client.notifications", "NotificationCallback"),
+    "PARTIAL_FLOOR": ("transports._net.partial", "PARTIAL_FLOOR"),
+    "Principal": ("transports._http.server", "Principal"),
+    "ProgressCallback": ("transports._client.calls", "ProgressCallback"),
+    "RECOMMENDED_BUSY_POLL": ("transports._runtime.busypoll", "RECOMMENDED_BUSY_POLL"),
+    "ReplyMode": ("transports._http.server", "ReplyMode"),
+    "SESSION_HANDSHAKE_TIMEOUT": ("transports._http.server", "SESSION_HANDSHAKE_TIMEOUT"),
+    "SESSION_IDLE_TIMEOUT": ("transports._http.server", "SESSION_IDLE_TIMEOUT"),
+    "SHUTDOWN_GRACE": ("transports._runtime.serving", "SHUTDOWN_GRACE"),
+    "SSE_KEEPALIVE_INTERVAL": ("transports._http.server", "SSE_KEEPALIVE_INTERVAL"),
+    "ServerExitedError": ("transports._client.errors", "ServerExitedError"),
+    "StderrOption": ("transports._stdio.client", "StderrOption"),
+    "StdioClient": ("transports._stdio.client", "StdioClient"),
+    "StoredEvent": ("transports._http.server", "StoredEvent"),
+    "Subscription": ("transports._client.notifications", "Subscription"),
+    "TokenVerifier": ("transports._http.server", "TokenVerifier"),
+    "WebSocketClient": ("transports._websocket", "WebSocketClient"),
+    "WebSocketLimits": ("transports._websocket", "WebSocketLimits"),
+    "open_http_client": ("transports._http.client", "open_http_client"),
+    "open_stdio_client": ("transports._stdio.client", "open_stdio_client"),
+    "open_websocket_client": ("transports._websocket", "open_websocket_client"),
+    "serve_http": ("transports._http.server", "serve_http"),
+    "serve_stdio": ("transports._stdio.server", "serve_stdio"),
+    "serve_websocket": ("transports._websocket", "serve_websocket"),
+}
+#: What the trio drivers need installed, and the extra that installs it.
+_TRIO_EXTRA: Final = ("trio", "wsproto")
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name on first use (PEP 562)."""
+    try:
+        module_name, attribute = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module 'transports' has no attribute {name!r}") from None
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as missing:
+        # Say which extra to install, not just which module is missing (`pip install
+        # mcpcore` installs the core alone: msgspec).
+        if missing.name in _TRIO_EXTRA:
+            raise ImportError(
+                f"transports.{name} needs {missing.name}, which is not installed: "
+                "pip install 'mcpcore[trio]'",
+                name=missing.name,
+            ) from missing
+        raise
+    value = getattr(module, attribute)
+    globals()[name] = value  # (found directly next time)
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names (PEP 562)."""
+    return sorted(__all__)
+
 
 __all__ = [
     "BODY_TIMEOUT",
