@@ -14,7 +14,7 @@ logger (``mcpcore serve -v`` shows them):
 
 Off (the level above debug, the default), a request costs one ``isEnabledFor`` check
 and nothing else: `answer` hands the handler's coroutine back without wrapping it.
-Times are read from trio's clock; the core never reads one.
+Times are read from the running library's clock; the core never reads one.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ from collections.abc import Awaitable
 from typing import Final
 
 import msgspec
-import trio
 
 from mcpcore import Connection, RequestReceived
 from mcpcore.http import peek_message
 from mcpcore.server import Outbound, Server
+from transports._runtime import primitives
 
 __all__ = ["LOGGER_NAME", "MAX_LOGGED_TEXT", "answer", "log_protocol_error", "log_refusal"]
 
@@ -76,13 +76,12 @@ async def _answer_logged(
     outbound: Outbound,
     principal: str | None,
 ) -> bytes | None:
-    started = trio.current_time()
+    started = primitives.current_time()
     try:
         reply = await server.handle_request(connection, event, outbound, principal=principal)
     except BaseException as exc:
-        outcome = (
-            "cancelled" if isinstance(exc, trio.Cancelled) else f"failed ({type(exc).__name__})"
-        )
+        cancelled = isinstance(exc, primitives.cancelled_class())
+        outcome = "cancelled" if cancelled else f"failed ({type(exc).__name__})"
         _log.debug("%s: %s after %.1f ms", _request(event), outcome, _elapsed_ms(started))
         raise
     _log.debug("%s: %s in %.1f ms", _request(event), _outcome(event, reply), _elapsed_ms(started))
@@ -102,7 +101,7 @@ def log_refusal(status: int, reason: str) -> None:
 
 
 def _elapsed_ms(started: float) -> float:
-    return (trio.current_time() - started) * 1000
+    return (primitives.current_time() - started) * 1000
 
 
 def _request(event: RequestReceived) -> str:

@@ -16,11 +16,12 @@ it. The guarantees of a task per request hold:
   its worker gives it to ``abandon`` instead, so that what it holds (a handler slot,
   a stream waiting for its answer) is still given back.
 
-An idle worker waits on a `trio.Event`: handing a request over is leaving it in the
-worker's `_Inbox` and setting that event (when no worker is idle, a new one starts with
-the request). At most `MAX_IDLE_WORKERS` wait idle; the rest exit. (An unbuffered memory
-channel does the same handing over at ~2 µs more per request, measured here: a tenth of
-the whole CPU per request of stdio tools/call at 64 in flight.)
+An idle worker waits on an event (`transports._runtime.primitives`: trio's own under
+trio): handing a request over is leaving it in the worker's `_Inbox` and setting that
+event (when no worker is idle, a new one starts with the request). At most
+`MAX_IDLE_WORKERS` wait idle; the rest exit. (An unbuffered memory channel does the same
+handing over at ~2 µs more per request, measured here: a tenth of the whole CPU per
+request of stdio tools/call at 64 in flight.)
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Final, Generic, TypeVar
 
-import trio
+from transports._runtime import primitives
+from transports._runtime.primitives import AnyCancelScope, AnyTaskGroup
 
 __all__ = ["MAX_IDLE_WORKERS", "WorkerPool"]
 
@@ -56,7 +58,7 @@ class WorkerPool(Generic[_Job]):
 
     def __init__(
         self,
-        nursery: trio.Nursery,
+        nursery: AnyTaskGroup,
         run: Callable[[_Job], Awaitable[None]],
         key: Callable[[_Job], Hashable],
         *,
@@ -69,10 +71,10 @@ class WorkerPool(Generic[_Job]):
         self._key = key
         self._max_idle = max_idle
         self._idle: list[_Inbox[_Job]] = []  # the inboxes of the workers waiting in `_next`
-        self._scopes: dict[Hashable, trio.CancelScope] = {}
+        self._scopes: dict[Hashable, AnyCancelScope] = {}
         # The scopes `cancel` cancelled, whose workers have not retired them yet. (Kept
         # here rather than asked of `CancelScope.cancel_called`, which reads the clock.)
-        self._spent: set[trio.CancelScope] = set()
+        self._spent: set[AnyCancelScope] = set()
         # Handed to a worker that has not run yet (it runs at the scheduler's next turn),
         # and, of those, the ones cancelled already.
         self._starting: set[Hashable] = set()
@@ -112,7 +114,7 @@ class WorkerPool(Generic[_Job]):
                 job = await self._next(inbox)
                 if job is None:
                     return
-            with trio.CancelScope() as scope:
+            with primitives.CancelScope() as scope:
                 while job is not None:
                     current, job = job, None
                     key = self._key(current)
@@ -138,7 +140,7 @@ class WorkerPool(Generic[_Job]):
         """Wait for the next job; None when enough workers are idle already."""
         if len(self._idle) >= self._max_idle:
             return None
-        handed = inbox.handed = trio.Event()
+        handed = inbox.handed = primitives.Event()
         inbox.job = None
         self._idle.append(inbox)
         try:
@@ -156,5 +158,5 @@ class _Inbox(Generic[_Job]):
     __slots__ = ("handed", "job")
 
     def __init__(self) -> None:
-        self.handed = trio.Event()  # (a fresh one each time the worker waits)
+        self.handed = primitives.Event()  # (a fresh one each time the worker waits)
         self.job: _Job | None = None
