@@ -1,14 +1,15 @@
 """The response to one request: a whole body at once, or an event stream.
 
-Every byte is framed by the connection's `transports._net.http1` state
-(`HttpConnection.frame_response`, `~HttpConnection.frame_stream_head`,
-`~HttpConnection.frame_data`): a whole response with its ``Content-Length`` (status,
-headers and body in one write), an event stream chunked. A `Reply` decides what to send
-and when; `http1` decides how it looks on the wire.
+A `Reply` decides what to send and when; its `ResponseWriter` decides how it looks on
+the wire. Two writers exist: a TCP connection's `HttpConnection`, which frames every
+byte with its `transports._net.http1` state (a whole response with its
+``Content-Length``, status, headers and body in one write; an event stream chunked), and
+the ASGI app's, which hands the same decisions to the ASGI server as
+``http.response.start`` and ``http.response.body`` messages.
 
-A `Reply` writes through its connection's write lock, which serialises every write to
-the socket and every frame made: the task answering the request and the connection's
-reader (which sends keep-alive comments on a quiet stream) never interleave bytes.
+A `Reply` writes under its writer's lock, which serialises every write: the task
+answering the request and the one keeping a quiet stream alive (keep-alive comments)
+never interleave bytes.
 
 Event streams are ``text/event-stream`` with ``Cache-Control: no-cache`` and
 ``X-Accel-Buffering: no`` ("(S) SHOULD set X-Accel-Buffering: no", 2026-07-28
@@ -18,17 +19,22 @@ basic/transports: buffering proxies would hold the notifications back).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal, Protocol
 
 from mcpcore import jsonrpc
 from mcpcore.framing import encode_comment, encode_event
 from mcpcore.http import peek_message, status_for_error
 from transports._runtime.requestlog import log_refusal
 
-if TYPE_CHECKING:
-    from transports._net.server_connection import HttpConnection
-
-__all__ = ["JSON_HEADERS", "REPLY_MODES", "SSE_HEADERS", "Header", "Reply", "ReplyMode"]
+__all__ = [
+    "JSON_HEADERS",
+    "REPLY_MODES",
+    "SSE_HEADERS",
+    "Header",
+    "Reply",
+    "ReplyMode",
+    "ResponseWriter",
+]
 
 #: A header field: lower-case name, value.
 Header = tuple[bytes, bytes]
@@ -51,6 +57,45 @@ SSE_HEADERS: Final[list[Header]] = [
 _KEEPALIVE: Final = encode_comment("keep-alive")
 
 
+class ResponseWriter(Protocol):
+    """Where a `Reply` writes: one client's responses, one request at a time.
+
+    Writes raise one of `transports._runtime.primitives.BROKEN` or ``CLOSED`` when the
+    client is gone.
+
+    Attributes:
+        modern: Slot for the 2026-07-28 handler's `mcpcore.Connection` of this client.
+        nudge: Called `transports._net.server_connection.NUDGE_DELAY` after the request
+            being answered began, if it is still running then (set by the answer).
+    """
+
+    modern: object | None
+    nudge: Callable[[], None] | None
+
+    async def lock(self) -> None:
+        """Take the write lock."""
+
+    def lock_nowait(self) -> bool:
+        """Take the write lock if it is free."""
+
+    def unlock(self) -> None:
+        """Release the write lock."""
+
+    async def write_response(
+        self, status: int, headers: Sequence[Header], body: bytes, *, close: bool
+    ) -> None:
+        """Send a whole response (``close``: end the connection after it)."""
+
+    async def write_stream(self, head: Sequence[Header] | None, data: bytes, *, end: bool) -> None:
+        """Send a piece of a streamed body (200), after its head when ``head`` is given.
+
+        ``data`` may be empty; ``end`` ends the body.
+        """
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Call ``closer`` once when the client is gone (or the writer is done)."""
+
+
 class Reply:
     """The answer to the request a connection is serving.
 
@@ -66,7 +111,7 @@ class Reply:
 
     __slots__ = ("_connection", "finished", "may_stream", "started", "stream_headers", "streaming")
 
-    def __init__(self, connection: HttpConnection) -> None:
+    def __init__(self, connection: ResponseWriter) -> None:
         self._connection = connection
         self.started = False
         self.streaming = False
@@ -89,9 +134,8 @@ class Reply:
         await connection.lock()
         try:
             self._check_idle()
-            data = connection.frame_response(status, headers, body, close=close)
+            await connection.write_response(status, headers, body, close=close)
             self.started = self.finished = True
-            await connection.send_all(data)
         finally:
             connection.unlock()
 
@@ -124,7 +168,8 @@ class Reply:
         await connection.lock()
         try:
             self._check_idle()
-            await connection.send_all(self._stream_head(headers) + connection.frame_data(first))
+            await connection.write_stream(_stream_head(headers), first, end=False)
+            self.started = self.streaming = True
         finally:
             connection.unlock()
 
@@ -141,21 +186,14 @@ class Reply:
             if self.finished:
                 raise RuntimeError("the response is complete")
             if not self.started and end:
-                out = connection.frame_response(200, [*SSE_HEADERS, *headers], data)
-                self.started = self.streaming = True
+                await connection.write_response(200, _stream_head(headers), data, close=False)
             else:
-                out = b"" if self.started else self._stream_head(headers)
-                out += connection.frame_data(data, end=end)
-            if end:
-                self.finished = True
-            await connection.send_all(out)
+                head = None if self.started else _stream_head(headers)
+                await connection.write_stream(head, data, end=end)
+            self.started = self.streaming = True
+            self.finished = end
         finally:
             connection.unlock()
-
-    def _stream_head(self, headers: Sequence[Header]) -> bytes:
-        data = self._connection.frame_stream_head([*SSE_HEADERS, *headers])
-        self.started = self.streaming = True
-        return data
 
     async def send_event(self, message: bytes, *, event_id: str | None = None) -> None:
         """Write one message as an event of the stream."""
@@ -168,7 +206,7 @@ class Reply:
         try:
             if not self.streaming or self.finished:
                 raise RuntimeError("no event stream is open")
-            await connection.send_all(connection.frame_data(data))
+            await connection.write_stream(None, data, end=False)
         finally:
             connection.unlock()
 
@@ -179,9 +217,8 @@ class Reply:
         try:
             if self.finished:
                 return
-            data = connection.frame_data(last, end=True)
+            await connection.write_stream(None, last, end=True)
             self.finished = True
-            await connection.send_all(data)
         finally:
             connection.unlock()
 
@@ -212,22 +249,20 @@ class Reply:
             if self.streaming:
                 if self.finished:
                     return
-                data = connection.frame_data(encode_event(message), end=True)
+                await connection.write_stream(None, encode_event(message), end=True)
+                self.finished = True
             else:
                 self._check_idle()
                 if status is None:
                     code = peek_message(message).error_code
                     status = 200 if code is None else status_for_error(code)
-                if stream and status == 200:
+                as_stream = stream and status == 200
+                if as_stream:
                     message = encode_event(message)
-                    kind = SSE_HEADERS
-                    self.streaming = True
-                else:
-                    kind = JSON_HEADERS
-                data = connection.frame_response(status, [*kind, *headers], message)
-                self.started = True
-            self.finished = True
-            await connection.send_all(data)
+                kind = SSE_HEADERS if as_stream else JSON_HEADERS
+                await connection.write_response(status, [*kind, *headers], message, close=False)
+                self.started = self.finished = True
+                self.streaming = as_stream
         finally:
             connection.unlock()
 
@@ -236,10 +271,11 @@ class Reply:
         connection = self._connection
         await connection.lock()
         try:
-            data = b"" if self.streaming else self._stream_head(headers)
             if self.finished:
                 raise RuntimeError("the response is complete")
-            await connection.send_all(data + connection.frame_data(encode_event(message)))
+            head = None if self.streaming else _stream_head(headers)
+            await connection.write_stream(head, encode_event(message), end=False)
+            self.started = self.streaming = True
         finally:
             connection.unlock()
 
@@ -257,10 +293,12 @@ class Reply:
             return
         try:
             if not self.started and self.may_stream:
-                data = self._stream_head(self.stream_headers) + connection.frame_data(_KEEPALIVE)
-                await connection.send_all(data)
+                await connection.write_stream(
+                    _stream_head(self.stream_headers), _KEEPALIVE, end=False
+                )
+                self.started = self.streaming = True
             elif self.streaming and not self.finished:
-                await connection.send_all(connection.frame_data(_KEEPALIVE))
+                await connection.write_stream(None, _KEEPALIVE, end=False)
         finally:
             connection.unlock()
 
@@ -274,3 +312,8 @@ class Reply:
     def _check_idle(self) -> None:
         if self.started:
             raise RuntimeError("the response has started already")
+
+
+def _stream_head(headers: Sequence[Header]) -> list[Header]:
+    """The header fields of an event stream with ``headers`` besides."""
+    return [*SSE_HEADERS, *headers]

@@ -142,8 +142,8 @@ class HttpConnection:
 
     Attributes:
         http: The HTTP/1.1 state of the whole TCP connection, one cycle per request
-            (only this class touches it; `Reply` writes through its ``frame_*``
-            methods).
+            (only this class touches it; `Reply` writes through `write_response`
+            and `write_stream`).
         cycles: How many times `http` has started a new request/response cycle
             (``start_next_cycle``): requests answered with the connection kept for
             another.
@@ -372,30 +372,6 @@ class HttpConnection:
 
     # ------------------------------------------------------------ writing
 
-    def frame_response(
-        self, status: int, fields: Sequence[Header], body: bytes, *, close: bool = False
-    ) -> bytes:
-        """A complete response to the current request: one write's bytes.
-
-        (Under the write lock, once per request: `Reply`.) ``Content-Length`` is
-        declared; ``close`` adds ``Connection: close`` (added anyway when the request
-        asked for it, or was HTTP/1.0). A response to ``HEAD`` carries the headers of
-        its body, not the body (RFC 9110 §9.3.2).
-
-        Raises:
-            http1.LocalProtocolError: A header is malformed, or the response can't be
-                sent now.
-        """
-        return self.http.send_response(status, fields, body, close=close)
-
-    def frame_stream_head(self, fields: list[Header]) -> bytes:
-        """The head of a 200 response whose body comes in pieces (chunked).
-
-        Raises:
-            http1.LocalProtocolError: As `frame_response`.
-        """
-        return self.http.send_stream_head(200, fields)
-
     def frame_data(self, data: bytes, *, end: bool = False) -> bytes:
         """A piece of the body being sent (a chunk; nothing for b""), and with ``end`` its end.
 
@@ -405,6 +381,29 @@ class HttpConnection:
         h = self.http
         chunk = h.send_data(data) if data else b""
         return chunk + h.send_end() if end else chunk
+
+    async def write_response(
+        self, status: int, headers: Sequence[Header], body: bytes, *, close: bool
+    ) -> None:
+        """`ResponseWriter.write_response`: status, headers and body in one write.
+
+        ``Content-Length`` is declared; ``close`` adds ``Connection: close`` (added
+        anyway when the request asked for it, or was HTTP/1.0). A response to ``HEAD``
+        carries the headers of its body, not the body (RFC 9110 §9.3.2).
+
+        Raises:
+            http1.LocalProtocolError: A header is malformed, or the response can't be
+                sent now.
+        """
+        await self.send_all(self.http.send_response(status, headers, body, close=close))
+
+    async def write_stream(self, head: Sequence[Header] | None, data: bytes, *, end: bool) -> None:
+        """`ResponseWriter.write_stream`: the head (if any) and the chunk in one write."""
+        if head is None:
+            await self.send_all(self.frame_data(data, end=end))
+        else:
+            out = self.http.send_stream_head(200, head)  # (framed first: http1's order)
+            await self.send_all(out + self.frame_data(data, end=end))
 
     async def lock(self) -> None:
         """Take the write lock (without a trip through the scheduler when it is free)."""

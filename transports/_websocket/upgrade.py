@@ -28,7 +28,7 @@ from wsproto.events import AcceptConnection, RejectConnection, Request
 from wsproto.utilities import RemoteProtocolError
 
 from mcpcore.server import Server
-from transports._net.reply import Reply
+from transports._net.reply import Reply, ResponseWriter
 from transports._net.request import HttpRequest
 from transports._net.server_connection import HttpConnection
 from transports._websocket.limits import WebSocketLimits
@@ -59,9 +59,11 @@ class WebSocketUpgrade:
         self._limits = limits
 
     async def __call__(
-        self, request: HttpRequest, reply: Reply, http: HttpConnection, principal: str | None
+        self, request: HttpRequest, reply: Reply, http: ResponseWriter, principal: str | None
     ) -> None:
         """Upgrade (or refuse with 400/426) and serve until the WebSocket ends."""
+        # (Only `serve_http`'s own TCP connections are handed upgrades: they own a socket.)
+        assert isinstance(http, HttpConnection)
         handshake = WSConnection(ConnectionType.SERVER)
         target = f"{request.path}?{request.query}" if request.query else request.path
         fields = [

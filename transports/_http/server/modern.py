@@ -29,8 +29,6 @@ from __future__ import annotations
 from functools import partial
 from typing import Final
 
-import trio
-
 from mcpcore import Connection, InvalidMessage, RequestReceived, jsonrpc, types
 from mcpcore.framing import encode_event
 from mcpcore.http import (
@@ -49,9 +47,9 @@ from mcpcore.server import Server
 from mcpcore.types import RequestId
 from mcpcore.versions import Era, era_of
 from transports._http.server.sessions import Answer
-from transports._net.reply import Reply, ReplyMode
+from transports._net.reply import Reply, ReplyMode, ResponseWriter
 from transports._net.request import HttpRequest
-from transports._net.server_connection import HttpConnection
+from transports._runtime import primitives
 from transports._runtime.requestlog import answer, log_protocol_error
 
 __all__ = ["ModernEndpoint"]
@@ -73,7 +71,7 @@ class ModernEndpoint:
         self._tool_params: dict[str, tuple[types.Tool, tuple[HeaderParam, ...]]] = {}
 
     async def post(
-        self, request: HttpRequest, reply: Reply, http: HttpConnection, principal: str | None
+        self, request: HttpRequest, reply: Reply, http: ResponseWriter, principal: str | None
     ) -> None:
         """Answer one POST."""
         headers = request.headers
@@ -113,7 +111,7 @@ class ModernEndpoint:
         # "Notification POST accepted → 202 with no body."
         await reply.respond(202)
 
-    def _connection_of(self, http: HttpConnection) -> Connection:
+    def _connection_of(self, http: ResponseWriter) -> Connection:
         connection = http.modern
         if not isinstance(connection, Connection):
             connection = self._server.connection()
@@ -189,35 +187,37 @@ class _RequestOutbound:
 
     def __init__(self, reply: Reply, backlog: int) -> None:
         self._reply = reply
-        self._owner = trio.lowlevel.current_task()
+        self._owner = primitives.current_task()
         self._backlog = backlog
-        self._queue: trio.MemorySendChannel[bytes] | None = None
-        self._take: trio.MemoryReceiveChannel[bytes] | None = None
+        self._queue: primitives.AnySendChannel[bytes] | None = None
+        self._take: primitives.AnyReceiveChannel[bytes] | None = None
 
     async def send(self, data: bytes) -> None:
         """Write a notification of the request (progress, a log message, a listen frame)."""
-        if trio.lowlevel.current_task() is self._owner and self._take is None:
+        if primitives.current_task() is self._owner and self._take is None:
             try:
                 await self._reply.stream_message(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+            except (*primitives.BROKEN, *primitives.CLOSED) as exc:
                 raise ConnectionError("the client closed the stream") from exc
             return
         queue = self._open_queue()
         try:
             queue.send_nowait(data)
-        except trio.WouldBlock:
+        except primitives.WOULD_BLOCK:
             queue.close()  # the client stopped reading: end the stream
             raise ConnectionError("the client does not read its stream") from None
-        except trio.ClosedResourceError:
+        except primitives.CLOSED:
             raise ConnectionError("the stream is closed") from None
 
     async def request(self, request_id: RequestId, data: bytes) -> Answer:
         """Never used: "servers MUST NOT initiate JSON-RPC requests" (2026-07-28 basic)."""
         raise ConnectionError("a 2026-07-28 server never sends requests")
 
-    def _open_queue(self) -> trio.MemorySendChannel[bytes]:
+    def _open_queue(self) -> primitives.AnySendChannel[bytes]:
         if self._queue is None:
-            self._queue, self._take = trio.open_memory_channel[bytes](self._backlog)
+            channel: tuple[primitives.AnySendChannel[bytes], primitives.AnyReceiveChannel[bytes]]
+            channel = primitives.open_channel(self._backlog)
+            self._queue, self._take = channel
         return self._queue
 
     async def serve_listen(self) -> None:

@@ -36,16 +36,15 @@ from transports._http.server.sse2024 import SESSION_PARAMETER, Sse2024Endpoint
 from transports._net.auth import BearerAuth
 from transports._net.gate import EndpointGate
 from transports._net.limits import HttpLimits
-from transports._net.reply import Reply, ReplyMode
+from transports._net.reply import Reply, ReplyMode, ResponseWriter
 from transports._net.request import HttpRequest
-from transports._net.server_connection import HttpConnection
 from transports._runtime.workers import WorkerPool
 
 __all__ = ["Router", "UpgradeHandler"]
 
 #: Takes a checked ``Upgrade: websocket`` request (and the bearer token's principal)
 #: over: answers it, and serves the connection until it ends.
-UpgradeHandler = Callable[[HttpRequest, Reply, HttpConnection, "str | None"], Awaitable[None]]
+UpgradeHandler = Callable[[HttpRequest, Reply, ResponseWriter, "str | None"], Awaitable[None]]
 
 _ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
 _ALLOW_MODERN: Final = [(b"allow", b"POST")]
@@ -91,7 +90,7 @@ class Router:
         self.legacy = LegacyEndpoint(server, pool, store, limits, replies)
         self.sse2024 = Sse2024Endpoint(server, pool, limits)
 
-    async def __call__(self, request: HttpRequest, reply: Reply, http: HttpConnection) -> None:
+    async def __call__(self, request: HttpRequest, reply: Reply, http: ResponseWriter) -> None:
         """Answer one request."""
         passed = await self._gate.check(request, reply)  # Host, Origin, path, token
         if passed is None:
@@ -122,7 +121,7 @@ class Router:
         self,
         request: HttpRequest,
         reply: Reply,
-        http: HttpConnection,
+        http: ResponseWriter,
         principal: str | None,
         era: Era,
     ) -> None:

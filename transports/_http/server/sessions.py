@@ -49,8 +49,6 @@ import secrets
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Final, Generic, Protocol, TypeVar
 
-import trio
-
 from mcpcore import (
     CancelRequested,
     Connection,
@@ -64,6 +62,7 @@ from mcpcore import (
 )
 from mcpcore.server import Server
 from mcpcore.types import RequestId
+from transports._runtime import primitives
 from transports._runtime.requestlog import answer
 from transports._runtime.workers import WorkerPool
 
@@ -128,7 +127,7 @@ class _Waiter:
     __slots__ = ("_answer", "_error", "_event")
 
     def __init__(self) -> None:
-        self._event = trio.Event()
+        self._event = primitives.Event()
         self._answer: Answer | None = None
         self._error: Exception | None = None
 
@@ -156,8 +155,8 @@ class Session:
         server: The server.
         connection: The session's protocol state.
         principal: Who opened it (None without authentication); only they may use it.
-        opened: `trio.current_time` when it opened.
-        last_used: `trio.current_time` of the last request.
+        opened: `primitives.current_time` when it opened.
+        last_used: `primitives.current_time` of the last request.
         established: Its client came back with its id (see the module docstring).
         closed: Ended (DELETE, expiry, eviction, or its stream closed).
     """
@@ -175,13 +174,13 @@ class Session:
         self.server = server
         self.connection: Connection = server.connection()
         self.principal = principal
-        self.opened = self.last_used = trio.current_time()
+        self.opened = self.last_used = primitives.current_time()
         self.established = False
         self.closed = False
         self._pool = pool
-        self._slots = trio.Semaphore(max_handlers)
+        self._slots = primitives.Semaphore(max_handlers)
         self._running: set[RequestId] = set()
-        self._queued: dict[RequestId, trio.CancelScope] = {}  # waiting for a slot
+        self._queued: dict[RequestId, primitives.AnyCancelScope] = {}  # waiting for a slot
         self._asked: dict[RequestId, _Waiter] = {}
         self.attached = 0  # HTTP responses open on the session's streams
 
@@ -192,7 +191,7 @@ class Session:
 
     def touch(self) -> None:
         """Record a use (for idle expiry)."""
-        self.last_used = trio.current_time()
+        self.last_used = primitives.current_time()
 
     async def route(self, events: list[Event]) -> tuple[list[RequestReceived], list[bytes]]:
         """Act on everything but requests; return the requests and the error replies.
@@ -234,11 +233,11 @@ class Session:
         request_id = event.request_id
         try:
             self._slots.acquire_nowait()
-        except trio.WouldBlock:
+        except primitives.WOULD_BLOCK:
             try:
                 got_slot = await self._wait_for_slot(request_id)
             except BaseException:  # (the POST's connection closed)
-                with trio.CancelScope(shield=True):
+                with primitives.CancelScope(shield=True):
                     await self.never_started(request_id, outbound)
                 raise
             if not got_slot:
@@ -261,14 +260,14 @@ class Session:
             try:
                 await self.start(event, outbound)
             except BaseException:
-                with trio.CancelScope(shield=True):
+                with primitives.CancelScope(shield=True):
                     for rest in events[index + 1 :]:
                         await self.never_started(rest.request_id, outbound)
                 raise
 
     async def _wait_for_slot(self, request_id: RequestId) -> bool:
         """Wait for a slot (backpressure: the POST waits); False if cancelled meanwhile."""
-        with trio.CancelScope() as waiting:
+        with primitives.CancelScope() as waiting:
             self._queued[request_id] = waiting
             try:
                 await self._slots.acquire()
@@ -307,7 +306,7 @@ class Session:
             if request_id in self.connection.pending_requests:
                 cancel = self.connection.cancel(request_id, "The request was cancelled")
                 if cancel is not None and not self.closed:
-                    with trio.CancelScope(shield=True):
+                    with primitives.CancelScope(shield=True):
                         await emit(cancel)
             raise
 
@@ -343,7 +342,7 @@ async def run_call(call: Call) -> None:
             session.connection.abandon(event.request_id)
         session.finished(event.request_id)
         if outbound.finish_waits:
-            with trio.CancelScope(shield=True):  # (delivered even to a cancelled request)
+            with primitives.CancelScope(shield=True):  # (delivered even to a cancelled request)
                 await outbound.finish(event.request_id, reply)
         else:
             # Never waits, so a cancellation can't interrupt it: a shield's scope would
@@ -355,7 +354,7 @@ async def abandon_call(call: Call) -> None:
     """What a worker does with a `Call` cancelled before it ran: it never starts."""
     session, request_id = call.session, call.event.request_id
     session.finished(request_id)
-    with trio.CancelScope(shield=call.outbound.finish_waits):
+    with primitives.CancelScope(shield=call.outbound.finish_waits):
         await session.never_started(request_id, call.outbound)
 
 
@@ -435,7 +434,7 @@ class SessionTable(Generic[_S]):
         session = self._sessions.get(session_id)
         if session is None or session.closed or session.principal != principal:
             return None
-        if self._expired(session, trio.current_time()):
+        if self._expired(session, primitives.current_time()):
             return None  # (the sweeper will close it)
         session.established = True
         return session
@@ -445,12 +444,12 @@ class SessionTable(Generic[_S]):
         self._sessions.pop(session.id, None)
         session.close()
         if self._on_close is not None:
-            with trio.CancelScope(shield=True):
+            with primitives.CancelScope(shield=True):
                 await self._on_close(session)
 
     async def sweep(self) -> None:
         """Close the sessions that expired."""
-        now = trio.current_time()
+        now = primitives.current_time()
         for session in list(self._sessions.values()):
             if self._expired(session, now):
                 await self.close(session)
@@ -459,7 +458,7 @@ class SessionTable(Generic[_S]):
         """Sweep periodically (run in the server's nursery)."""
         interval = min(self._idle_timeout / 2, self._handshake_timeout / 2, 60.0)
         while True:
-            await trio.sleep(interval)
+            await primitives.sleep(interval)
             await self.sweep()
 
     def _expired(self, session: Session, now: float) -> bool:

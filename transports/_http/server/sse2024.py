@@ -19,8 +19,6 @@ from __future__ import annotations
 import contextlib
 from typing import Final
 
-import trio
-
 from mcpcore import jsonrpc
 from mcpcore.framing import encode_event
 from mcpcore.http import is_json, names, peek_message
@@ -30,6 +28,7 @@ from transports._http.server.sessions import Answer, Call, Session, SessionTable
 from transports._net.limits import HttpLimits
 from transports._net.reply import Reply
 from transports._net.request import HttpRequest
+from transports._runtime import primitives
 from transports._runtime.requestlog import log_protocol_error
 from transports._runtime.workers import WorkerPool
 
@@ -55,13 +54,15 @@ class Sse2024Session(Session):
         backlog: int,
     ) -> None:
         super().__init__(session_id, server, pool, principal=principal, max_handlers=max_handlers)
-        self.outgoing, self.incoming = trio.open_memory_channel[bytes](backlog)
+        channel: tuple[primitives.AnySendChannel[bytes], primitives.AnyReceiveChannel[bytes]]
+        channel = primitives.open_channel(backlog)
+        self.outgoing, self.incoming = channel
 
     async def emit(self, message: bytes) -> None:
         """Queue a message for the stream (waits while the client is behind)."""
         try:
             await self.outgoing.send(encode_event(message, event=_MESSAGE))
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
+        except (*primitives.CLOSED, *primitives.BROKEN):
             raise ConnectionError("the client's stream is closed") from None
 
     # The session is its own `mcpcore.server.Outbound` (connection-level messages) and
@@ -131,7 +132,7 @@ class Sse2024Endpoint:
             async for data in session.incoming:
                 await reply.send_raw(data)
         finally:
-            with trio.CancelScope(shield=True):
+            with primitives.CancelScope(shield=True):
                 await sessions.close(session)
         await reply.end_stream()
 

@@ -26,12 +26,11 @@ from __future__ import annotations
 import contextlib
 from typing import Final
 
-import trio
-
 from mcpcore.framing import encode_event
 from mcpcore.types import RequestId
 from transports._http.server.event_store import EventStore
 from transports._net.reply import Header, Reply
+from transports._runtime import primitives
 
 __all__ = ["MAX_COALESCED_EVENTS", "UNSTORED", "EventStream", "Sink", "pump"]
 
@@ -57,7 +56,10 @@ class Sink:
 
     def __init__(self, backlog: int) -> None:
         # (None in the channel: a nudge, see `nudge`.)
-        self._send, self._receive = trio.open_memory_channel[_Item | None](backlog)
+        channel: tuple[
+            primitives.AnySendChannel[_Item | None], primitives.AnyReceiveChannel[_Item | None]
+        ] = primitives.open_channel(backlog)
+        self._send, self._receive = channel
         self._closed = False
         #: Ids already written from the store: a live copy of one is skipped.
         self.replayed: set[str] = set()
@@ -71,7 +73,7 @@ class Sink:
             return False
         try:
             self._send.send_nowait((event_id, message))
-        except trio.WouldBlock:
+        except primitives.WOULD_BLOCK:
             self.close()
             return False
         return True
@@ -84,7 +86,7 @@ class Sink:
     def nudge(self) -> None:
         """Have the task waiting for events go on now, with none (see `pump`)."""
         # A full channel or a closed one has something for the task already.
-        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
+        with contextlib.suppress(*primitives.WOULD_BLOCK, *primitives.CLOSED):
             self._send.send_nowait(None)
 
     async def next_batch(self) -> tuple[list[_Item], bool]:
@@ -94,7 +96,7 @@ class Sink:
         """
         try:
             first = await self._receive.receive()
-        except trio.EndOfChannel:
+        except primitives.END_OF_CHANNEL:
             return [], True
         return self._drain([] if first is None else [first])
 
@@ -107,9 +109,9 @@ class Sink:
         while len(batch) < MAX_COALESCED_EVENTS:
             try:
                 item = receive.receive_nowait()
-            except trio.WouldBlock:
+            except primitives.WOULD_BLOCK:
                 return batch, False
-            except trio.EndOfChannel:
+            except primitives.END_OF_CHANNEL:
                 return batch, True
             if item is not None:
                 batch.append(item)
