@@ -10,6 +10,12 @@ both serve it.
     python examples/everything.py --transport stdio
     python examples/everything.py --transport http --port 3001   # http://127.0.0.1:3001/mcp
     python examples/everything.py --transport ws --port 3001     # ws://127.0.0.1:3001/ws
+
+The same server is ``asgi_app``, an ASGI app serving it at ``/mcp`` (from the
+repository's root, on asyncio or trio):
+
+    uvicorn examples.everything:asgi_app --port 3001
+    hypercorn -k trio examples.everything:asgi_app --bind 127.0.0.1:3001
 """
 
 from __future__ import annotations
@@ -610,6 +616,19 @@ async def _serve(arguments: argparse.Namespace) -> None:
                 print(warning, file=sys.stderr, flush=True)
     except BaseException as exc:
         raise_sole(exc)
+
+
+def _asgi_app() -> Any:
+    """The everything server as an ASGI app at ``/mcp`` (asyncio or trio: anyio's sleep)."""
+    import anyio
+
+    from transports import AsgiApp
+
+    return AsgiApp(build_server(anyio.sleep))
+
+
+#: The everything server as an ASGI app (``uvicorn examples.everything:asgi_app``).
+asgi_app = _asgi_app()
 
 
 if __name__ == "__main__":

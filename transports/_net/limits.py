@@ -24,11 +24,13 @@ __all__ = [
     "MAX_SESSIONS",
     "MAX_SESSION_HANDLERS",
     "MAX_STREAM_BACKLOG",
+    "NUDGE_DELAY",
     "READ_SIZE",
     "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",
     "SSE_KEEPALIVE_INTERVAL",
     "SSE_RETRY_MS",
+    "WATCH_DELAY",
     "WRITE_TIMEOUT",
     "HttpLimits",
 ]
@@ -95,6 +97,16 @@ MAX_SESSION_HANDLERS: Final = 64
 #: this far behind loses the connection and resumes from the event store.
 MAX_STREAM_BACKLOG: Final = 256
 
+
+#: Seconds after a request began when the answer's `ResponseWriter.nudge` is called, if
+#: it is still running: a hundredth of a second is "immediately" for a client waiting
+#: for an answer stream's first event (SEP-1699 priming), and most calls are answered
+#: sooner, in one write.
+NUDGE_DELAY: Final = 0.01
+#: Seconds a request may run before the watcher starts reading the connection. A client
+#: that hangs up during a request is noticed this late at worst; a request answered
+#: sooner never pays for the watching.
+WATCH_DELAY: Final = 0.05
 
 @dataclass(frozen=True, slots=True)
 class HttpLimits:

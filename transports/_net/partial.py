@@ -37,7 +37,8 @@ import mmap
 from collections.abc import Iterator
 from typing import Final
 
-import trio
+import anyio
+from anyio.abc import TaskStatus
 
 __all__ = [
     "MAX_PARTIAL_BYTES",
@@ -119,7 +120,7 @@ PARTIAL_BUDGET: Final = PartialBudget()
 
 
 async def apply_budget(
-    capacity: int, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    capacity: int, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED
 ) -> None:
     """Apply a server's setting to `PARTIAL_BUDGET` for as long as this task runs.
 
@@ -128,7 +129,7 @@ async def apply_budget(
     """
     with PARTIAL_BUDGET.limited_to(capacity):
         task_status.started()
-        await trio.sleep_forever()
+        await anyio.sleep_forever()  # (trio's nursery or anyio's task group alike)
 
 
 class MessageBuffer:

@@ -55,7 +55,9 @@ import trio
 from transports._net import http1
 from transports._net.limits import (
     MAX_PIPELINED_BYTES,
+    NUDGE_DELAY,
     READ_SIZE,
+    WATCH_DELAY,
     HttpLimits,
 )
 from transports._net.partial import (
@@ -77,15 +79,6 @@ __all__ = [
     "HttpConnection",
 ]
 
-#: Seconds after a request began when the answer's `HttpConnection.nudge` is called, if
-#: it is still running: a hundredth of a second is "immediately" for a client waiting
-#: for an answer stream's first event (SEP-1699 priming), and most calls are answered
-#: sooner, in one write.
-NUDGE_DELAY: Final = 0.01
-#: Seconds a request may run before the watcher starts reading the connection. A client
-#: that hangs up during a request is noticed this late at worst; a request answered
-#: sooner never pays for the watching.
-WATCH_DELAY: Final = 0.05
 #: Seconds spent reading and discarding what a client still sends after we decided to
 #: close (say, the rest of a refused 413 body): closing with unread input makes the
 #: kernel send RST, which can destroy our answer before the client reads it.

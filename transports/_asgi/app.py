@@ -1,0 +1,225 @@
+"""`AsgiApp`: an MCP server's Streamable HTTP endpoint as an ASGI 3 application.
+
+It serves exactly what ``serve_http`` serves, through the same `Router` (protection,
+eras, sessions, streams, replies), on whatever ASGI server runs it: uvicorn, hypercorn
+(its asyncio and trio workers), granian. What ``serve_http`` does per TCP connection is
+done per request here (`transports._asgi.reading`, `~transports._asgi.writer`,
+`~transports._asgi.watching`); what it does per server (the legacy eras' workers and
+session expiry, the watcher, the partial-message budget) lives in the app's lifespan.
+
+The lifespan: run as the top-level app, the ASGI ``lifespan`` protocol starts and stops
+it. Mounted in a framework (Starlette's ``Mount``, FastAPI's ``app.mount``), which does
+not pass the lifespan on to mounted apps, the framework's own lifespan must enter
+`AsgiApp.lifespan` (``Starlette(..., lifespan=mcp.lifespan)``, or ``async with
+mcp.lifespan(app):`` inside one's own). A request arriving while it is not running is
+refused with 500 and a message saying so: nothing would run its legacy requests.
+
+The ASGI server owns the connections: how many, their timeouts, their header limits
+(`HttpLimits.max_connections`, ``header_timeout`` and ``keepalive_timeout`` do not apply
+here; set the server's own). WebSocket scopes are refused (``serve_http`` serves MCP
+over WebSocket on its endpoint; over ASGI, use ``serve_websocket``).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from collections.abc import AsyncIterator, Iterable, MutableMapping
+from contextlib import asynccontextmanager
+from typing import Any, Final
+
+import anyio
+
+from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
+from mcpcore.server import Server
+from transports._asgi.reading import Receive, Refusal, Scope, read_request
+from transports._asgi.watching import Watch, Watcher
+from transports._asgi.writer import AsgiWriter, Send
+from transports._http.server.event_store import EventStore, MemoryEventStore
+from transports._http.server.router import Router
+from transports._http.server.sessions import Call, abandon_call, call_key, run_call
+from transports._net.auth import BearerAuth
+from transports._net.limits import HttpLimits
+from transports._net.partial import PARTIAL_BUDGET
+from transports._net.reply import REPLY_MODES, Reply, ReplyMode
+from transports._runtime import primitives
+from transports._runtime.requestlog import LOGGER_NAME
+from transports._runtime.serving import SECRET_SIZE
+from transports._runtime.workers import WorkerPool
+
+__all__ = ["DEFAULT_PATH", "AsgiApp"]
+
+#: The endpoint's path below the app's mount point (the conformance suite's and the
+#: SDK examples' ``/mcp``).
+DEFAULT_PATH: Final = "/mcp"
+
+_log = logging.getLogger(LOGGER_NAME)
+_NOT_RUNNING: Final = (
+    "the MCP app's lifespan is not running: run it as the top-level ASGI app, or enter "
+    "AsgiApp.lifespan from the framework's lifespan (Starlette(lifespan=app.lifespan))"
+)
+
+
+class _Running:
+    """What the app holds while its lifespan runs."""
+
+    __slots__ = ("router", "watcher")
+
+    def __init__(self, router: Router, watcher: Watcher) -> None:
+        self.router = router
+        self.watcher = watcher
+
+
+class AsgiApp:
+    """Serves ``server`` over Streamable HTTP as an ASGI 3 application.
+
+    Both eras on the one endpoint, as ``serve_http`` serves them: 2026-07-28 requests
+    statelessly; 2025-03-26 … 2025-11-25 as sessions (with the ``GET`` stream,
+    resumption from ``event_store``, requests to the client); 2024-11-05 clients over
+    HTTP+SSE.
+
+    Args:
+        server: What to serve. It gets a random key and the wall clock if it has none
+            (for its cursors and 2026-07-28 requestState). Several workers or hosts
+            serving one deployment must share one key: configure it on the server.
+        path: The endpoint's path below the app's mount point.
+        allowed_hosts: ``Host`` names served (any port), or ``name:port``, or ``"*"``;
+            the loopback names by default (DNS-rebinding protection). Behind a proxy,
+            name the public host.
+        allowed_origins: ``Origin`` values served besides those on an allowed host.
+        auth: Require bearer tokens (see `transports.BearerAuth`).
+        legacy: Serve the eras before 2026-07-28 too (else ``GET`` and ``DELETE`` get
+            405 and every POST is a 2026-07-28 request).
+        event_store: Where legacy streams keep their events for resumption (a bounded
+            `transports.MemoryEventStore` by default).
+        limits: Sizes, counts and timeouts (`transports.HttpLimits`; the connection
+            limits are the ASGI server's, see the module docstring).
+        replies: How a POST carrying requests is answered (as ``serve_http``'s).
+
+    Raises:
+        ValueError: ``replies`` is not one of ``"auto"``, ``"json"``, ``"stream"``.
+    """
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        path: str = DEFAULT_PATH,
+        allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS,
+        allowed_origins: Iterable[str] = (),
+        auth: BearerAuth | None = None,
+        legacy: bool = True,
+        event_store: EventStore | None = None,
+        limits: HttpLimits | None = None,
+        replies: ReplyMode = "auto",
+    ) -> None:
+        if replies not in REPLY_MODES:
+            raise ValueError(f"replies must be one of {', '.join(REPLY_MODES)}")
+        self.server = server
+        self.path = path
+        self.limits = limits or HttpLimits()
+        self._origins = OriginPolicy(allowed_hosts, allowed_origins)
+        self._auth = auth
+        self._legacy = legacy
+        self._store = event_store or MemoryEventStore()
+        self._replies: ReplyMode = replies
+        self._running: _Running | None = None
+
+    @asynccontextmanager
+    async def lifespan(self, app: object = None) -> AsyncIterator[None]:
+        """Run the app's server-wide parts for the duration of the block.
+
+        ``app`` is ignored: the argument is there so that this method is a Starlette
+        or FastAPI ``lifespan`` as it is.
+
+        Raises:
+            RuntimeError: The lifespan is running already.
+        """
+        if self._running is not None:
+            raise RuntimeError("the MCP app's lifespan is running already")
+        self.server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
+        limits = self.limits
+        async with anyio.create_task_group() as group:
+            with PARTIAL_BUDGET.limited_to(limits.max_partial_bytes):
+                pool: WorkerPool[Call] = WorkerPool(group, run_call, call_key, abandon=abandon_call)
+                router = Router(
+                    self.server,
+                    path=self.path,
+                    origins=self._origins,
+                    auth=self._auth,
+                    legacy=self._legacy,
+                    pool=pool,
+                    store=self._store,
+                    limits=limits,
+                    replies=self._replies,
+                )
+                watcher = Watcher(group, limits)
+                group.start_soon(router.legacy.sessions.expire_forever)
+                group.start_soon(watcher.run)
+                self._running = _Running(router, watcher)
+                try:
+                    yield
+                finally:
+                    self._running = None
+                    group.cancel_scope.cancel()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The ASGI 3 entry point."""
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        elif kind == "websocket":
+            # "websocket.close" before accepting: the server answers 403.
+            await send({"type": "websocket.close", "code": 1000})
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        running = self._running
+        writer = AsgiWriter(send, primitives.current_time())
+        reply = Reply(writer)
+        if running is None:
+            _log.error(_NOT_RUNNING)
+            await reply.refuse(500, "Internal Server Error: " + _NOT_RUNNING)
+            return
+        request = await read_request(scope, receive, self.limits)
+        if request is None:
+            return  # the client left before its request was whole
+        if isinstance(request, Refusal):
+            await reply.refuse(request.status, request.message, headers=request.headers, close=True)
+            return
+        with primitives.CancelScope() as cancel:
+            watch = Watch(writer, reply, receive, cancel, writer.last_write)
+            running.watcher.watch(watch)
+            try:
+                await running.router(request, reply, writer)
+            except (*primitives.BROKEN, *primitives.CLOSED):
+                pass  # the client is gone: nobody to answer
+            finally:
+                watch.end()
+                writer.close()
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        """The ASGI lifespan protocol, when the app is the top-level one."""
+        message = await receive()
+        if message["type"] != "lifespan.startup":
+            return
+        started = False
+        try:
+            async with self.lifespan():
+                await send({"type": "lifespan.startup.complete"})
+                started = True
+                await _shutdown_asked(receive)
+        except Exception as exc:
+            failed = "lifespan.shutdown.failed" if started else "lifespan.startup.failed"
+            await send({"type": failed, "message": f"{type(exc).__name__}: {exc}"})
+            raise
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+async def _shutdown_asked(receive: Receive) -> None:
+    while True:
+        message: MutableMapping[str, Any] = await receive()
+        if message["type"] == "lifespan.shutdown":
+            return

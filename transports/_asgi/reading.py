@@ -1,0 +1,144 @@
+"""An ASGI request, read whole within the limits, as the router's `HttpRequest`.
+
+The ASGI server parsed the head; what is left to us is what ``serve_http``'s connection
+checks itself (`transports._net.server_connection`): the number and size of the header
+fields (431), the body's size (413, before it is read when ``Content-Length`` says so),
+the process's budget for partial messages (413 with ``Retry-After``,
+`transports._net.partial`), and the time the body may take (408).
+
+The path the router sees is the one below the app's mount point: ASGI's ``path`` holds
+the whole path, ``root_path`` the prefix a framework mounted the app under (ASGI 3
+HTTP scope; Starlette's ``Mount`` and uvicorn's ``--root-path`` set it), and the
+prefix is cut off when the path starts with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any, Final
+
+from transports._net.limits import HttpLimits
+from transports._net.partial import PARTIAL_BUDGET, PARTIAL_RETRY_AFTER, MessageBuffer
+from transports._net.reply import Header
+from transports._net.request import HttpRequest
+from transports._runtime import primitives
+
+__all__ = ["Receive", "Refusal", "Scope", "read_request"]
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+
+_CODEC: Final = "latin-1"
+
+
+class Refusal:
+    """A request that can't be served: answer ``status`` (with ``headers``) and close."""
+
+    __slots__ = ("headers", "message", "status")
+
+    def __init__(self, status: int, message: str, headers: tuple[Header, ...] = ()) -> None:
+        self.status = status
+        self.message = message
+        self.headers = headers
+
+
+_TOO_MANY_FIELDS: Final = Refusal(431, "Too many header fields")
+_HEAD_TOO_LARGE: Final = Refusal(431, "Request header fields too large")
+_TOO_LARGE: Final = Refusal(413, "Request body too large")
+#: See `transports._net.server_connection`: "if the condition is temporary, the server
+#: SHOULD generate a Retry-After" (RFC 9110 §15.5.14).
+_BUSY: Final = Refusal(
+    413,
+    "Request body too large for now: too many large requests at once, retry later",
+    ((b"retry-after", str(PARTIAL_RETRY_AFTER).encode()),),
+)
+_TIMED_OUT: Final = Refusal(408, "Request timed out")
+_BAD_LENGTH: Final = Refusal(400, "Bad request: invalid Content-Length")
+
+
+def target_of(scope: Scope) -> bytes:
+    """The request target below the mount point: path (percent-encoded) and query."""
+    raw = scope.get("raw_path")
+    path = raw if isinstance(raw, bytes) else str(scope.get("path", "/")).encode("utf-8")
+    root = str(scope.get("root_path", "")).encode("utf-8")
+    if root and path.startswith(root):
+        path = path[len(root) :] or b"/"
+    query: bytes = scope.get("query_string", b"")
+    return path + b"?" + query if query else path
+
+
+async def read_request(
+    scope: Scope, receive: Receive, limits: HttpLimits
+) -> HttpRequest | Refusal | None:
+    """The request of an ASGI ``http`` scope, its body read whole; None: the client left."""
+    fields: list[tuple[bytes, bytes]] = list(scope.get("headers", ()))
+    refused = _check_head(fields, limits)
+    if refused is not None:
+        return refused
+    buffer = MessageBuffer(PARTIAL_BUDGET)
+    try:
+        body = await _body_of(fields, receive, buffer, limits)
+    finally:
+        buffer.clear()
+    if body is None or isinstance(body, Refusal):
+        return body
+    version = str(scope.get("http_version", "1.1")).encode("ascii", "replace")
+    return HttpRequest(str(scope.get("method", "GET")), target_of(scope), fields, body, version)
+
+
+async def _body_of(
+    fields: list[tuple[bytes, bytes]], receive: Receive, buffer: MessageBuffer, limits: HttpLimits
+) -> bytes | Refusal | None:
+    """The body, checked against its declared length first, read within `body_timeout`."""
+    declared = _content_length(fields)
+    if declared is not None:
+        if declared < 0:
+            return _BAD_LENGTH
+        if declared > limits.max_body_size:
+            return _TOO_LARGE
+        if not buffer.expect(declared):
+            return _BUSY  # (before the client sends it)
+    deadline = primitives.current_time() + limits.body_timeout
+    with primitives.CancelScope(deadline=deadline) as reading:
+        return await _read_body(receive, buffer, limits.max_body_size)
+    assert reading.cancelled_caught
+    return _TIMED_OUT
+
+
+async def _read_body(receive: Receive, buffer: MessageBuffer, limit: int) -> bytes | Refusal | None:
+    """The body's bytes (within ``limit``), a refusal, or None when the client left."""
+    while True:
+        message = await receive()
+        kind = message.get("type")
+        if kind == "http.disconnect":
+            return None
+        if kind != "http.request":
+            continue
+        data = message.get("body", b"")
+        if data:
+            if buffer.size + len(data) > limit:
+                return _TOO_LARGE
+            if not buffer.add(data):
+                return _BUSY  # (a chunked body, reserved as it comes)
+        if not message.get("more_body", False):
+            return buffer.take()
+
+
+def _check_head(fields: list[tuple[bytes, bytes]], limits: HttpLimits) -> Refusal | None:
+    """431 for a head with too many fields, or larger than `HttpLimits.max_header_size`."""
+    if len(fields) > limits.max_header_count:
+        return _TOO_MANY_FIELDS
+    if sum(len(name) + len(value) + 4 for name, value in fields) > limits.max_header_size:
+        return _HEAD_TOO_LARGE
+    return None
+
+
+def _content_length(fields: list[tuple[bytes, bytes]]) -> int | None:
+    """The declared body size (None: not declared; -1: not a number)."""
+    for name, value in fields:
+        if name == b"content-length":
+            text = value.decode(_CODEC).strip()
+            # (the ASGI server refused malformed framing; a comma list is one value repeated)
+            first = text.split(",")[0].strip()
+            return int(first) if first.isdigit() else -1
+    return None

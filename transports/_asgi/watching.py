@@ -1,0 +1,147 @@
+"""What ``serve_http``'s connection watcher does, for the requests of an ASGI app.
+
+``serve_http`` gives every TCP connection a watcher task (`transports._net.
+server_connection`); an ASGI app sees requests, not connections, and a task per request
+would cost more than a fast request's whole answer. So one `Watcher` task serves the
+whole app from a heap of deadlines, and a request costs a push:
+
+* `NUDGE_DELAY` after a request began, if it still runs, its answer's nudge is called
+  (a legacy answer stream gathering its first events, `transports._http.server.streams`);
+* `WATCH_DELAY` after, a request still running is a long one: it gets a task of its own
+  that waits for ``http.disconnect`` (2026-07-28: "closing the response stream IS the
+  cancellation", so the request is cancelled), sends keep-alive comments on a quiet
+  stream every `HttpLimits.sse_keepalive_interval`, and cancels a request whose client
+  has read nothing for `HttpLimits.write_timeout`.
+
+A request answered sooner than `NUDGE_DELAY` is popped from the heap unseen.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+
+from transports._asgi.reading import Receive
+from transports._asgi.writer import AsgiWriter
+from transports._net.limits import NUDGE_DELAY, WATCH_DELAY, HttpLimits
+from transports._net.reply import Reply
+from transports._runtime import primitives
+from transports._runtime.primitives import AnyCancelScope, AnyTaskGroup
+
+__all__ = ["Watch", "Watcher"]
+
+
+class Watch:
+    """One request being answered, as the `Watcher` sees it."""
+
+    __slots__ = ("done", "due", "nudged", "receive", "reply", "scope", "started", "task", "writer")
+
+    def __init__(
+        self,
+        writer: AsgiWriter,
+        reply: Reply,
+        receive: Receive,
+        scope: AnyCancelScope,
+        started: float,
+    ) -> None:
+        self.writer = writer
+        self.reply = reply
+        self.receive = receive
+        self.scope = scope  # the request's: cancelled when the client leaves
+        self.started = started
+        self.due = started + NUDGE_DELAY
+        self.nudged = False
+        self.done = False
+        self.task: AnyCancelScope | None = None  # the long request's own watcher
+
+    def end(self) -> None:
+        """The request is over: forget it (and stop its own watcher if it has one)."""
+        self.done = True
+        if self.task is not None:
+            self.task.cancel()
+
+
+class Watcher:
+    """The app's one watcher task (see the module docstring).
+
+    Args:
+        group: Where long requests' watchers run.
+        limits: The app's limits.
+    """
+
+    def __init__(self, group: AnyTaskGroup, limits: HttpLimits) -> None:
+        self._group = group
+        self._limits = limits
+        self._heap: list[tuple[float, int, Watch]] = []
+        self._order = itertools.count()
+        self._alarm: AnyCancelScope | None = None
+
+    def watch(self, watch: Watch) -> None:
+        """Start watching a request."""
+        heapq.heappush(self._heap, (watch.due, next(self._order), watch))
+        alarm = self._alarm
+        if alarm is not None and watch.due < alarm.deadline:
+            alarm.deadline = watch.due
+
+    async def run(self) -> None:
+        """Ring each request's deadlines, until cancelled."""
+        heap = self._heap
+        while True:
+            with primitives.CancelScope(deadline=heap[0][0] if heap else math.inf) as alarm:
+                self._alarm = alarm
+                await primitives.sleep(math.inf)
+            self._alarm = None
+            now = primitives.current_time()
+            while heap and heap[0][0] <= now:
+                _, _, watch = heapq.heappop(heap)
+                if not watch.done:
+                    self._ring(watch)
+
+    def _ring(self, watch: Watch) -> None:
+        if not watch.nudged:
+            watch.nudged = True
+            nudge, watch.writer.nudge = watch.writer.nudge, None
+            if nudge is not None:
+                nudge()
+            watch.due = watch.started + WATCH_DELAY
+            self.watch(watch)
+        else:
+            self._group.start_soon(self._watch_long, watch)
+
+    async def _watch_long(self, watch: Watch) -> None:
+        """A long request's watcher: hang-ups, keep-alive comments, stuck writes."""
+        writer = watch.writer
+        interval = self._limits.sse_keepalive_interval
+        last_tick = primitives.current_time()
+        with primitives.CancelScope() as task:
+            watch.task = task
+            if watch.done:
+                return
+            while True:
+                quiet_since = max(writer.last_write, last_tick)
+                with primitives.CancelScope(deadline=quiet_since + interval) as tick:
+                    message = await watch.receive()
+                    if message.get("type") == "http.disconnect":
+                        watch.scope.cancel()  # "closing the response stream IS the cancellation"
+                        return
+                if tick.cancelled_caught:
+                    last_tick = primitives.current_time()
+                    if not await self._tick(watch, last_tick):
+                        return
+
+    async def _tick(self, watch: Watch, now: float) -> bool:
+        """A quiet long request: keep its stream alive, or give up on a dead client."""
+        writer = watch.writer
+        writing_since = writer.writing_since
+        if writing_since is not None and now - writing_since > self._limits.write_timeout:
+            watch.scope.cancel()  # a client that reads nothing for this long is gone
+            return False
+        if now - writer.last_write >= self._limits.sse_keepalive_interval:
+            try:
+                await watch.reply.keepalive()
+            except (*primitives.BROKEN, *primitives.CLOSED):
+                watch.scope.cancel()
+                return False
+            writer.last_write = primitives.current_time()
+        return True

@@ -1,0 +1,110 @@
+"""The `ResponseWriter` of one ASGI request: a `Reply`'s decisions as ASGI messages.
+
+A whole response is ``http.response.start`` with its ``Content-Length`` and one
+``http.response.body``; an event stream is a start without a length (the ASGI server
+chunks it) and a body message per write, ``more_body`` until the end. A `Reply` asking
+to close the connection after its response gets ``Connection: close``, which ASGI
+servers honour (there is no other way to ask them).
+
+"If send() is called on a closed connection the server should raise a server-specific
+subclass of OSError" (ASGI 3, HTTP spec): that becomes `anyio.BrokenResourceError`, what
+every writer raises when its client is gone (`transports._runtime.primitives.BROKEN`).
+Some servers drop such messages silently instead; the request's watcher
+(`transports._asgi.watching`) sees the client leave by ``http.disconnect`` then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any, Final
+
+import anyio
+
+from transports._net.reply import Header
+from transports._runtime import primitives
+
+__all__ = ["AsgiWriter", "Send"]
+
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+_CLOSE: Final = (b"connection", b"close")
+
+
+class AsgiWriter:
+    """Writes one ASGI request's response (see the module docstring).
+
+    Attributes:
+        modern: Slot for the 2026-07-28 handler's `mcpcore.Connection` (one per request:
+            ASGI says nothing of the connection a request came on).
+        nudge: Called by the request's watcher `NUDGE_DELAY` after the request began.
+        writing_since: When the write under way began (None: none is).
+        last_write: When the last write ended (or the request began).
+    """
+
+    __slots__ = ("_closers", "_lock", "_send", "last_write", "modern", "nudge", "writing_since")
+
+    def __init__(self, send: Send, now: float) -> None:
+        self._send = send
+        self._lock = primitives.Lock()
+        self._closers: list[Callable[[], None]] = []
+        self.modern: object | None = None
+        self.nudge: Callable[[], None] | None = None
+        self.writing_since: float | None = None
+        self.last_write = now
+
+    async def lock(self) -> None:
+        """Take the write lock."""
+        try:
+            self._lock.acquire_nowait()
+        except primitives.WOULD_BLOCK:
+            await self._lock.acquire()
+
+    def lock_nowait(self) -> bool:
+        """Take the write lock if it is free."""
+        try:
+            self._lock.acquire_nowait()
+        except primitives.WOULD_BLOCK:
+            return False
+        return True
+
+    def unlock(self) -> None:
+        """Release the write lock."""
+        self._lock.release()
+
+    async def write_response(
+        self, status: int, headers: Sequence[Header], body: bytes, *, close: bool
+    ) -> None:
+        """A whole response: its head with the body's length, and the body."""
+        fields = [*headers, (b"content-length", str(len(body)).encode())]
+        if close:
+            fields.append(_CLOSE)
+        await self._write({"type": "http.response.start", "status": status, "headers": fields})
+        await self._write({"type": "http.response.body", "body": body})
+
+    async def write_stream(self, head: Sequence[Header] | None, data: bytes, *, end: bool) -> None:
+        """A piece of a streamed 200 response, after its head when ``head`` is given."""
+        if head is not None:
+            start = {"type": "http.response.start", "status": 200, "headers": list(head)}
+            await self._write(start)
+        if data or end:
+            await self._write({"type": "http.response.body", "body": data, "more_body": not end})
+
+    def on_close(self, closer: Callable[[], None]) -> None:
+        """Call ``closer`` once the request is over."""
+        self._closers.append(closer)
+
+    def close(self) -> None:
+        """The request is over: run what waited for it."""
+        closers, self._closers = self._closers, []
+        for closer in closers:
+            closer()
+
+    async def _write(self, message: MutableMapping[str, Any]) -> None:
+        self.writing_since = primitives.current_time()
+        try:
+            await self._send(message)
+        except OSError as exc:
+            raise anyio.BrokenResourceError("the client is gone") from exc
+        finally:
+            self.last_write = self.writing_since
+            self.writing_since = None
