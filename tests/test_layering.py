@@ -84,8 +84,9 @@ def test_the_checker_itself_catches_an_io_import() -> None:
 #: The units of the drivers, lowest first: a module may import its own unit and the units
 #: listed before it, never one after (ARCHITECTURE.md). `_runtime` knows no transport; the
 #: client core and the neutral HTTP/1.1 + socket layer know none either; WebSocket sits on
-#: `_net`; Streamable HTTP's server takes WebSocket upgrades on its endpoint; the package
-#: exports them all; the command line is an application on top.
+#: `_net`; Streamable HTTP's server takes WebSocket upgrades on its endpoint; the ASGI app
+#: serves that server's router; the package exports them all; the command line is an
+#: application on top.
 DRIVER_LAYERS = (
     "transports._runtime",
     "transports._client",
@@ -94,6 +95,7 @@ DRIVER_LAYERS = (
     "transports._websocket",
     "transports._http.client",
     "transports._http.server",
+    "transports._asgi",
     "transports",
     "mcpcore_cli",
 )
