@@ -348,6 +348,7 @@ class LegacyEndpoint:
             session.touch()
             if stream.sink is sink:
                 stream.detach()  # the client went away: events wait in the store
+            sink.release()
 
     # ------------------------------------------------------------------ GET
 

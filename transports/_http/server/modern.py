@@ -128,14 +128,17 @@ class ModernEndpoint:
     ) -> None:
         outbound = _RequestOutbound(reply, self._backlog)
         reply.may_stream = True
-        answered = await answer(self._server, connection, event, outbound, principal=principal)
-        if event.method == _LISTEN:
-            try:
-                await outbound.serve_listen()
-            finally:
-                self._server.request_cancelled(connection, event.request_id)
-        elif answered is not None:
-            await reply.answer(answered, stream=self._stream_all)
+        try:
+            answered = await answer(self._server, connection, event, outbound, principal=principal)
+            if event.method == _LISTEN:
+                try:
+                    await outbound.serve_listen()
+                finally:
+                    self._server.request_cancelled(connection, event.request_id)
+            elif answered is not None:
+                await reply.answer(answered, stream=self._stream_all)
+        finally:
+            outbound.close()
 
     def _header_params(self, tool_name: str) -> tuple[HeaderParam, ...]:
         """The ``x-mcp-header`` arguments of a registered tool (cached per definition)."""
@@ -208,6 +211,13 @@ class _RequestOutbound:
             raise ConnectionError("the client does not read its stream") from None
         except primitives.CLOSED:
             raise ConnectionError("the stream is closed") from None
+
+    def close(self) -> None:
+        """The request is over: close its queue, if it has one (both ends)."""
+        if self._queue is not None:
+            self._queue.close()
+        if self._take is not None:
+            self._take.close()
 
     async def request(self, request_id: RequestId, data: bytes) -> Answer:
         """Never used: "servers MUST NOT initiate JSON-RPC requests" (2026-07-28 basic)."""

@@ -134,6 +134,7 @@ class Sse2024Endpoint:
         finally:
             with primitives.CancelScope(shield=True):
                 await sessions.close(session)
+            session.incoming.close()
         await reply.end_stream()
 
     async def post(self, request: HttpRequest, reply: Reply, principal: str | None) -> None:

@@ -83,6 +83,11 @@ class Sink:
         self._closed = True
         self._send.close()
 
+    def release(self) -> None:
+        """Its response is over: close both ends (anyio warns of a channel left open)."""
+        self.close()
+        self._receive.close()
+
     def nudge(self) -> None:
         """Have the task waiting for events go on now, with none (see `pump`)."""
         # A full channel or a closed one has something for the task already.
