@@ -17,11 +17,13 @@ from packaging.utils import canonicalize_name
 from tests.extras import distributions, python_files, third_party_imports
 
 # (extras installed, the folders whose imports they must satisfy): the core needs its
-# dependencies; the transports (and `mcpcore serve`) the trio extra; the benchmarks drive
-# the core and the transports.
+# dependencies; the transports (and `mcpcore serve`) the trio extra; the ASGI app the asgi
+# extra (that it runs with trio absent is `tests/transports/test_asgi_app.py`'s); the
+# benchmarks drive the core and the transports.
 CASES = [
     ([], ["mcpcore"]),
     (["trio"], ["mcpcore", "transports"]),
+    (["asgi"], ["mcpcore", "transports/_asgi"]),
     (["bench"], ["mcpcore", "transports", "bench"]),
 ]
 
@@ -40,7 +42,7 @@ def missing_modules(extras: list[str], folders: list[str]) -> dict[str, str]:
     return missing
 
 
-@pytest.mark.parametrize(("extras", "folders"), CASES, ids=["core", "trio", "bench"])
+@pytest.mark.parametrize(("extras", "folders"), CASES, ids=["core", "trio", "asgi", "bench"])
 def test_an_extra_installs_what_its_code_imports(extras: list[str], folders: list[str]) -> None:
     assert missing_modules(extras, folders) == {}
 
