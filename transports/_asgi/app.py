@@ -33,6 +33,7 @@ import anyio
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
+from transports._asgi.reading import TIMED_OUT as _TIMED_OUT
 from transports._asgi.reading import Receive, Refusal, Scope, read_request
 from transports._asgi.watching import Watch, Watcher
 from transports._asgi.writer import AsgiWriter, Send
@@ -183,22 +184,32 @@ class AsgiApp:
             _log.error(_NOT_RUNNING)
             await reply.refuse(500, "Internal Server Error: " + _NOT_RUNNING)
             return
-        request = await read_request(scope, receive, self.limits)
-        if request is None:
-            return  # the client left before its request was whole
-        if isinstance(request, Refusal):
-            await reply.refuse(request.status, request.message, headers=request.headers, close=True)
-            return
+        # One cancel scope per request: the watcher cancels it when the body is late
+        # (408), when the client hangs up, or when it stops reading.
         with primitives.CancelScope() as cancel:
             watch = Watch(writer, reply, receive, cancel, writer.last_write)
             running.watcher.watch(watch)
             try:
-                await running.router(request, reply, writer)
+                await self._serve(scope, watch, running.router)
             except (*primitives.BROKEN, *primitives.CLOSED):
                 pass  # the client is gone: nobody to answer
             finally:
                 watch.end()
                 writer.close()
+        if watch.late_body:
+            await reply.refuse(_TIMED_OUT.status, _TIMED_OUT.message, close=True)
+
+    async def _serve(self, scope: Scope, watch: Watch, router: Router) -> None:
+        """Read the request, then have the router answer it."""
+        reply = watch.reply
+        request = await read_request(scope, watch.receive, self.limits)
+        if request is None:
+            return  # the client left before its request was whole
+        if isinstance(request, Refusal):
+            await reply.refuse(request.status, request.message, headers=request.headers, close=True)
+            return
+        watch.answering(primitives.current_time())
+        await router(request, reply, watch.writer)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """The ASGI lifespan protocol, when the app is the top-level one."""

@@ -4,7 +4,8 @@ The ASGI server parsed the head; what is left to us is what ``serve_http``'s con
 checks itself (`transports._net.server_connection`): the number and size of the header
 fields (431), the body's size (413, before it is read when ``Content-Length`` says so),
 the process's budget for partial messages (413 with ``Retry-After``,
-`transports._net.partial`), and the time the body may take (408).
+`transports._net.partial`). The time the body may take (408) is the request's watcher's
+(`transports._asgi.watching`): a cancel scope of its own would cost every request.
 
 The path the router sees is the one below the app's mount point: ASGI's ``path`` holds
 the whole path, ``root_path`` the prefix a framework mounted the app under (ASGI 3
@@ -21,9 +22,8 @@ from transports._net.limits import HttpLimits
 from transports._net.partial import PARTIAL_BUDGET, PARTIAL_RETRY_AFTER, MessageBuffer
 from transports._net.reply import Header
 from transports._net.request import HttpRequest
-from transports._runtime import primitives
 
-__all__ = ["Receive", "Refusal", "Scope", "read_request"]
+__all__ = ["TIMED_OUT", "Receive", "Refusal", "Scope", "read_request"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -52,7 +52,8 @@ _BUSY: Final = Refusal(
     "Request body too large for now: too many large requests at once, retry later",
     ((b"retry-after", str(PARTIAL_RETRY_AFTER).encode()),),
 )
-_TIMED_OUT: Final = Refusal(408, "Request timed out")
+#: A body not whole within `HttpLimits.body_timeout` (answered by the app).
+TIMED_OUT: Final = Refusal(408, "Request timed out")
 _BAD_LENGTH: Final = Refusal(400, "Bad request: invalid Content-Length")
 
 
@@ -89,7 +90,7 @@ async def read_request(
 async def _body_of(
     fields: list[tuple[bytes, bytes]], receive: Receive, buffer: MessageBuffer, limits: HttpLimits
 ) -> bytes | Refusal | None:
-    """The body, checked against its declared length first, read within `body_timeout`."""
+    """The body, checked against its declared length first."""
     declared = _content_length(fields)
     if declared is not None:
         if declared < 0:
@@ -98,11 +99,7 @@ async def _body_of(
             return _TOO_LARGE
         if not buffer.expect(declared):
             return _BUSY  # (before the client sends it)
-    deadline = primitives.current_time() + limits.body_timeout
-    with primitives.CancelScope(deadline=deadline) as reading:
-        return await _read_body(receive, buffer, limits.max_body_size)
-    assert reading.cancelled_caught
-    return _TIMED_OUT
+    return await _read_body(receive, buffer, limits.max_body_size)
 
 
 async def _read_body(receive: Receive, buffer: MessageBuffer, limit: int) -> bytes | Refusal | None:

@@ -5,7 +5,9 @@ server_connection`); an ASGI app sees requests, not connections, and a task per 
 would cost more than a fast request's whole answer. So one `Watcher` task serves the
 whole app from a heap of deadlines, and a request costs a push:
 
-* `NUDGE_DELAY` after a request began, if it still runs, its answer's nudge is called
+* while its body arrives, a request whose body is not whole within
+  `HttpLimits.body_timeout` is cancelled, and answered 408 (``Watch.late_body``);
+* `NUDGE_DELAY` after its answer began, if it still runs, its answer's nudge is called
   (a legacy answer stream gathering its first events, `transports._http.server.streams`);
 * `WATCH_DELAY` after, a request still running is a long one: it gets a task of its own
   that waits for ``http.disconnect`` (2026-07-28: "closing the response stream IS the
@@ -35,7 +37,19 @@ __all__ = ["Watch", "Watcher"]
 class Watch:
     """One request being answered, as the `Watcher` sees it."""
 
-    __slots__ = ("done", "due", "nudged", "receive", "reply", "scope", "started", "task", "writer")
+    __slots__ = (
+        "arrived",
+        "done",
+        "due",
+        "late_body",
+        "nudged",
+        "receive",
+        "reply",
+        "scope",
+        "started",
+        "task",
+        "writer",
+    )
 
     def __init__(
         self,
@@ -49,11 +63,18 @@ class Watch:
         self.reply = reply
         self.receive = receive
         self.scope = scope  # the request's: cancelled when the client leaves
-        self.started = started
-        self.due = started + NUDGE_DELAY
+        self.started = started  # when its body began to arrive, then its answer
+        self.arrived = False  # its body is whole
+        self.late_body = False  # cancelled because its body was not whole in time
+        self.due = started + NUDGE_DELAY  # (the first ring: most bodies are whole by then)
         self.nudged = False
         self.done = False
         self.task: AnyCancelScope | None = None  # the long request's own watcher
+
+    def answering(self, now: float) -> None:
+        """Its body is whole: the answer begins (the nudge is due after it)."""
+        self.arrived = True
+        self.started = now
 
     def end(self) -> None:
         """The request is over: forget it (and stop its own watcher if it has one)."""
@@ -96,10 +117,21 @@ class Watcher:
             while heap and heap[0][0] <= now:
                 _, _, watch = heapq.heappop(heap)
                 if not watch.done:
-                    self._ring(watch)
+                    self._ring(watch, now)
 
-    def _ring(self, watch: Watch) -> None:
-        if not watch.nudged:
+    def _ring(self, watch: Watch, now: float) -> None:
+        if not watch.arrived:
+            deadline = watch.started + self._limits.body_timeout
+            if now < deadline:
+                watch.due = deadline
+                self.watch(watch)
+            else:
+                watch.late_body = True  # "408 Request Timeout"
+                watch.scope.cancel()
+        elif now < watch.started + NUDGE_DELAY:
+            watch.due = watch.started + NUDGE_DELAY  # (its answer began after the first ring)
+            self.watch(watch)
+        elif not watch.nudged:
             watch.nudged = True
             nudge, watch.writer.nudge = watch.writer.nudge, None
             if nudge is not None:
