@@ -25,6 +25,7 @@ import anyio
 import pytest
 import trio.testing
 
+from mcpcore import Connection
 from mcpcore.server import Server
 from tests.transports.http_raw import modern_body, modern_headers
 from transports import AsgiApp, HttpLimits
@@ -128,9 +129,9 @@ def call_tool(name: str, **options: Any) -> Exchange:
     return Exchange(headers=modern_headers("tools/call", name), body=body, **options)
 
 
-def build_server(events: list[str] | None = None) -> Server:
+def build_server(events: list[str] | None = None, server: Server | None = None) -> Server:
     """A server with a quick tool and one that sleeps an hour (noting its cancellation)."""
-    server = Server("asgi-test", "1.0")
+    server = server or Server("asgi-test", "1.0")
     seen = events if events is not None else []
 
     @server.tool()
@@ -430,6 +431,7 @@ import sys
 sys.modules["trio"] = None
 sys.modules["wsproto"] = None
 import asyncio, json
+from mcpcore import Connection
 from mcpcore.server import Server
 from transports import AsgiApp
 
@@ -469,3 +471,43 @@ def test_the_app_runs_without_trio_installed() -> None:
         check=False,
     )
     assert out.stdout.split() == ["200", "done"], out.stderr
+
+
+class CountingServer(Server):
+    """A server that counts the `Connection` objects it builds and forgets."""
+
+    built = 0
+    detached = 0
+
+    def connection(self) -> Connection:
+        """Count, then build."""
+        self.built += 1
+        return super().connection()
+
+    def detach(self, connection: Connection) -> None:
+        """Count, then forget."""
+        self.detached += 1
+        super().detach(connection)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_answered_requests_reuse_connections_and_cancelled_ones_drop_theirs(backend: str) -> None:
+    async def test() -> None:
+        events: list[str] = []
+        server = CountingServer("asgi-test", "1.0")
+        app = AsgiApp(build_server(events, server))
+        async with app.lifespan():
+            for _ in range(5):
+                assert (await call_tool("quick").through(app)).status == 200
+            assert (server.built, server.detached) == (1, 0)  # one, reused
+            async with anyio.create_task_group() as group:
+                hung_up = call_tool("slow")
+                group.start_soon(hung_up.through, app)
+                await anyio.sleep(0.2)
+                hung_up.hung_up.set()
+            assert (server.built, server.detached) == (1, 1)  # the cancelled one's dropped
+            assert (await call_tool("quick").through(app)).status == 200
+            assert (server.built, server.detached) == (2, 1)
+        assert events == ["cancelled"]
+
+    run(backend, test)

@@ -33,6 +33,7 @@ import anyio
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
+from transports._asgi.connections import ConnectionPool
 from transports._asgi.reading import TIMED_OUT as _TIMED_OUT
 from transports._asgi.reading import Receive, Refusal, Scope, read_request
 from transports._asgi.watching import Watch, Watcher
@@ -126,6 +127,7 @@ class AsgiApp:
         self._store = event_store or MemoryEventStore()
         self._replies: ReplyMode = replies
         self._running: _Running | None = None
+        self._connections = ConnectionPool(server)
 
     @asynccontextmanager
     async def lifespan(self, app: object = None) -> AsyncIterator[None]:
@@ -178,7 +180,7 @@ class AsgiApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         running = self._running
-        writer = AsgiWriter(send, primitives.current_time())
+        writer = AsgiWriter(send, primitives.current_time(), self._connections)
         reply = Reply(writer)
         if running is None:
             _log.error(_NOT_RUNNING)
@@ -186,16 +188,18 @@ class AsgiApp:
             return
         # One cancel scope per request: the watcher cancels it when the body is late
         # (408), when the client hangs up, or when it stops reading.
+        clean = False
         with primitives.CancelScope() as cancel:
             watch = Watch(writer, reply, receive, cancel, writer.last_write)
             running.watcher.watch(watch)
             try:
                 await self._serve(scope, watch, running.router)
+                clean = not cancel.cancel_called
             except (*primitives.BROKEN, *primitives.CLOSED):
                 pass  # the client is gone: nobody to answer
             finally:
                 watch.end()
-                writer.close()
+                writer.close(clean=clean)
         if watch.late_body:
             await reply.refuse(_TIMED_OUT.status, _TIMED_OUT.message, close=True)
 

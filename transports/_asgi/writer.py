@@ -20,6 +20,8 @@ from typing import Any, Final
 
 import anyio
 
+from mcpcore import Connection
+from transports._asgi.connections import ConnectionPool
 from transports._net.reply import Header
 from transports._runtime import primitives
 
@@ -34,23 +36,42 @@ class AsgiWriter:
     """Writes one ASGI request's response (see the module docstring).
 
     Attributes:
-        modern: Slot for the 2026-07-28 handler's `mcpcore.Connection` (one per request:
-            ASGI says nothing of the connection a request came on).
         nudge: Called by the request's watcher `NUDGE_DELAY` after the request began.
         writing_since: When the write under way began (None: none is).
         last_write: When the last write ended (or the request began).
     """
 
-    __slots__ = ("_closers", "_lock", "_send", "last_write", "modern", "nudge", "writing_since")
+    __slots__ = (
+        "_closers",
+        "_connections",
+        "_lock",
+        "_modern",
+        "_send",
+        "last_write",
+        "nudge",
+        "writing_since",
+    )
 
-    def __init__(self, send: Send, now: float) -> None:
+    def __init__(self, send: Send, now: float, connections: ConnectionPool) -> None:
         self._send = send
+        self._connections = connections
         self._lock = primitives.Lock()
         self._closers: list[Callable[[], None]] = []
-        self.modern: object | None = None
+        self._modern: Connection | None = None
         self.nudge: Callable[[], None] | None = None
         self.writing_since: float | None = None
         self.last_write = now
+
+    @property
+    def modern(self) -> object | None:
+        """The 2026-07-28 handler's `mcpcore.Connection` for this request (from the pool)."""
+        if self._modern is None:
+            self._modern = self._connections.take()
+        return self._modern
+
+    @modern.setter
+    def modern(self, connection: object | None) -> None:
+        raise AttributeError("an ASGI request's Connection comes from the app's pool")
 
     async def lock(self) -> None:
         """Take the write lock."""
@@ -93,11 +114,14 @@ class AsgiWriter:
         """Call ``closer`` once the request is over."""
         self._closers.append(closer)
 
-    def close(self) -> None:
-        """The request is over: run what waited for it."""
+    def close(self, *, clean: bool) -> None:
+        """The request is over (``clean``: answered, not cancelled): run what waited for it."""
         closers, self._closers = self._closers, []
         for closer in closers:
             closer()
+        if self._modern is not None:
+            self._connections.give_back(self._modern, clean=clean)
+            self._modern = None
 
     async def _write(self, message: MutableMapping[str, Any]) -> None:
         self.writing_since = primitives.current_time()
