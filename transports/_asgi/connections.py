@@ -17,11 +17,11 @@ from typing import Final
 from mcpcore import Connection
 from mcpcore.server import Server
 
-__all__ = ["MAX_IDLE_CONNECTIONS", "ConnectionPool"]
+__all__ = ["MAX_POOLED_CONNECTIONS", "ConnectionPool"]
 
 #: Idle `Connection` objects kept for the next requests: one per request in flight at the
 #: concurrency one worker sustains (a few kilobytes each); past it, they are dropped.
-MAX_IDLE_CONNECTIONS: Final = 256
+MAX_POOLED_CONNECTIONS: Final = 256
 
 
 class ConnectionPool:
@@ -29,12 +29,12 @@ class ConnectionPool:
 
     Args:
         server: Whose connections these are.
-        max_idle: See `MAX_IDLE_CONNECTIONS`.
+        max_idle: See `MAX_POOLED_CONNECTIONS`.
     """
 
     __slots__ = ("_idle", "_max_idle", "_server")
 
-    def __init__(self, server: Server, max_idle: int = MAX_IDLE_CONNECTIONS) -> None:
+    def __init__(self, server: Server, max_idle: int = MAX_POOLED_CONNECTIONS) -> None:
         self._server = server
         self._max_idle = max_idle
         self._idle: list[Connection] = []
