@@ -1,9 +1,14 @@
-"""The official conformance suite against ``examples/everything.py --transport http``.
+"""The official conformance suite against the everything server, served four ways.
 
 Issue 5's acceptance: all three server runs pass completely, with at least the checks
 the official Python SDK passes (CONFORMANCE.md §0 and §3), and no WARNING (CONFORMANCE
 trap 10.1-7: every POST stream of a 2025-11-25 session is primed). The suite (node 22
 and both releases) is installed into ``.conformance/`` on first use.
+
+Issue 17's: the same runs, the same assertions, against `transports.AsgiApp`
+(``examples.everything:asgi_app``) under a real uvicorn and under hypercorn's trio
+worker, and mounted under a prefix in FastAPI (`tests.asgi.servers`). The reference is
+``examples/everything.py --transport http`` (`transports.serve_http`).
 """
 
 from __future__ import annotations
@@ -14,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.asgi.servers import everything_endpoint
 from tests.conformance.suite import Release, Suite, ensure_suite
-from tests.transports.everything_http import everything_http_server
 
 #: (release, extra arguments, the baseline of passed checks).
 RUNS = [
@@ -30,9 +35,14 @@ def suite() -> Suite:
     return ensure_suite()
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with everything_http_server() as endpoint:
+#: How the everything server is served (`tests.asgi.servers.ENDPOINTS`): each runs once
+#: for the module's tests (pytest groups the tests by a module-scoped parameter).
+SERVED = ["serve_http", "uvicorn", "hypercorn-trio", "fastapi"]
+
+
+@pytest.fixture(scope="module", params=SERVED)
+def url(request: pytest.FixtureRequest) -> Iterator[str]:
+    with everything_endpoint(request.param) as endpoint:
         yield endpoint
 
 

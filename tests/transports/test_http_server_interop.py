@@ -1,6 +1,10 @@
 """The official SDK's Streamable HTTP client (``mcp`` 2.3.0) against our server over HTTP.
 
-``examples/everything.py --transport http`` runs as a subprocess; the SDK's `mcp.Client`
+``examples/everything.py --transport http`` runs as a subprocess, and so does
+`transports.AsgiApp` (``examples.everything:asgi_app``) under every ASGI server issue 17
+names (uvicorn on asyncio/h11 and on uvloop/httptools, hypercorn's trio and asyncio
+workers, granian) and mounted under a prefix in FastAPI and in Starlette
+(`tests.asgi.servers.ENDPOINTS`): the same tests run against each. The SDK's `mcp.Client`
 connects to its URL in its ``legacy`` mode (the ``initialize`` handshake and a session,
 2025-11-25) and its ``auto`` mode (a ``server/discover`` probe, which our server answers:
 2026-07-28, stateless). It lists and calls tools, reads resources, gets prompts and
@@ -21,8 +25,8 @@ from mcp import Client
 from mcp.client.session import ClientRequestContext
 
 from examples.everything import PNG
+from tests.asgi.servers import ENDPOINTS, everything_endpoint
 from tests.transports.anyio_helpers import anyio_runner
-from tests.transports.everything_http import everything_http_server
 
 #: Seconds any one test may take.
 TEST_TIMEOUT = 30.0
@@ -33,9 +37,14 @@ MODERN = "2026-07-28"
 MODES = [pytest.param("legacy", LEGACY, id="legacy"), pytest.param("auto", MODERN, id="auto")]
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with everything_http_server() as endpoint:
+#: How the everything server is served: `transports.serve_http`, then each ASGI endpoint
+#: (one process each, shared by the module's tests: pytest groups them by parameter).
+SERVED = ["serve_http", *ENDPOINTS]
+
+
+@pytest.fixture(scope="module", params=SERVED)
+def url(request: pytest.FixtureRequest) -> Iterator[str]:
+    with everything_endpoint(request.param) as endpoint:
         yield endpoint
 
 
