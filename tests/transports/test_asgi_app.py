@@ -28,7 +28,7 @@ import trio.testing
 from mcpcore import Connection
 from mcpcore.server import Server
 from tests.transports.http_raw import modern_body, modern_headers
-from transports import AsgiApp, HttpLimits
+from transports import AsgiApp, BearerAuth, HttpLimits
 from transports._net.partial import PARTIAL_FLOOR
 
 Message = MutableMapping[str, Any]
@@ -509,5 +509,22 @@ def test_answered_requests_reuse_connections_and_cancelled_ones_drop_theirs(back
             assert (await call_tool("quick").through(app)).status == 200
             assert (server.built, server.detached) == (2, 1)
         assert events == ["cancelled"]
+
+    run(backend, test)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_urls_given_to_clients_start_with_the_mount_point(backend: str) -> None:
+    async def test() -> None:
+        auth = BearerAuth(lambda token: None, authorization_servers=["https://as.example"])
+        app = AsgiApp(build_server(), auth=auth)
+        async with app.lifespan():
+            refused = await call_tool("quick", path="/api/mcp", root_path="/api").through(app)
+        # The resource is the endpoint's whole URL (RFC 9728 §3.1: path inserted after
+        # the well-known prefix), mount point included.
+        challenge = refused.headers[b"www-authenticate"].decode()
+        assert refused.status == 401
+        expected = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/api/mcp"
+        assert f'resource_metadata="{expected}"' in challenge
 
     run(backend, test)

@@ -57,15 +57,20 @@ TIMED_OUT: Final = Refusal(408, "Request timed out")
 _BAD_LENGTH: Final = Refusal(400, "Bad request: invalid Content-Length")
 
 
-def target_of(scope: Scope) -> bytes:
-    """The request target below the mount point: path (percent-encoded) and query."""
+def target_of(scope: Scope) -> tuple[bytes, str]:
+    """The request target below the mount point (path and query), and the mount point.
+
+    ASGI 3 puts the mount point in ``path`` too; a server that does not (an older
+    uvicorn with ``--root-path``) hands the path below it, taken as it is.
+    """
     raw = scope.get("raw_path")
     path = raw if isinstance(raw, bytes) else str(scope.get("path", "/")).encode("utf-8")
-    root = str(scope.get("root_path", "")).encode("utf-8")
-    if root and path.startswith(root):
-        path = path[len(root) :] or b"/"
+    root = str(scope.get("root_path", ""))
+    prefix = root.encode("utf-8")
+    if prefix and path.startswith(prefix):
+        path = path[len(prefix) :] or b"/"
     query: bytes = scope.get("query_string", b"")
-    return path + b"?" + query if query else path
+    return (path + b"?" + query if query else path), root
 
 
 async def read_request(
@@ -84,7 +89,8 @@ async def read_request(
     if body is None or isinstance(body, Refusal):
         return body
     version = str(scope.get("http_version", "1.1")).encode("ascii", "replace")
-    return HttpRequest(str(scope.get("method", "GET")), target_of(scope), fields, body, version)
+    target, root = target_of(scope)
+    return HttpRequest(str(scope.get("method", "GET")), target, fields, body, version, root=root)
 
 
 async def _body_of(

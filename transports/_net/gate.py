@@ -84,7 +84,7 @@ class EndpointGate:
         if self._auth is None:
             return _ANONYMOUS
         checked = await self._auth.check(
-            headers.get("authorization"), headers.get("host", ""), self._path
+            headers.get("authorization"), headers.get("host", ""), request.root + self._path
         )
         if isinstance(checked, AuthFailure):
             challenge = [(b"www-authenticate", checked.challenge.encode())]
@@ -108,5 +108,5 @@ class EndpointGate:
         if request.method != "GET":
             await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_GET)
             return
-        document = auth.metadata(request.headers.get("host", ""), self._path)
+        document = auth.metadata(request.headers.get("host", ""), request.root + self._path)
         await reply.respond(200, JSON_HEADERS, msgspec.json.encode(document))

@@ -22,9 +22,12 @@ class HttpRequest:
             (RFC 9110 §5.3).
         body: The whole body.
         http_version: ``b"1.1"`` or ``b"1.0"``.
+        root: The prefix the server is mounted under, which `path` does not hold
+            (ASGI's ``root_path``; ``""`` for ``serve_http``): URLs given to clients
+            start with it.
     """
 
-    __slots__ = ("body", "headers", "http_version", "method", "path", "query")
+    __slots__ = ("body", "headers", "http_version", "method", "path", "query", "root")
 
     def __init__(
         self,
@@ -33,8 +36,11 @@ class HttpRequest:
         fields: list[tuple[bytes, bytes]],
         body: bytes,
         http_version: bytes = b"1.1",
+        *,
+        root: str = "",
     ) -> None:
         self.method = method
+        self.root = root
         path, _, query = target.partition(b"?")
         self.path = path.decode(_CODEC)
         self.query = query.decode(_CODEC)

@@ -141,4 +141,4 @@ class Router:
         elif "upgrade" in headers:
             await reply.refuse(400, "Bad Request: no upgrade is served here")
         else:
-            await self.sse2024.get(request, reply, principal, self._path)
+            await self.sse2024.get(request, reply, principal, request.root + self._path)
