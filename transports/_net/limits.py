@@ -108,6 +108,7 @@ NUDGE_DELAY: Final = 0.01
 #: sooner never pays for the watching.
 WATCH_DELAY: Final = 0.05
 
+
 @dataclass(frozen=True, slots=True)
 class HttpLimits:
     """The limits of `transports.serve_http` (each default is the constant of its name).
