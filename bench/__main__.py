@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bench import (
+    asgi,
     codec,
     dispatch,
     importtime,
@@ -56,6 +57,7 @@ LAYERS: tuple[Layer, ...] = (
     large.LAYER,
     memory.LAYER,
     importtime.LAYER,
+    asgi.LAYER,
 )
 
 DEFAULT_REPEAT, QUICK_REPEAT = 7, 3

@@ -1,0 +1,176 @@
+"""The ASGI apps of the ``asgi`` layer, each run by its own uvicorn process (``--factory``).
+
+    uvicorn --factory bench._asgi_apps:mcpcore_modern --loop uvloop --http httptools ...
+
+Six factories, one per server and era, every one serving ``get_weather`` (the tool of
+`bench.dispatch`, as the other HTTP layers) at ``/mcp``:
+
+* `mcpcore_modern` / `mcpcore_legacy`: `transports.AsgiApp` serving
+  `bench.dispatch.build_server`. Modern: the default ``replies="auto"`` (a 2026-07-28
+  answer is a JSON body unless something comes before it: what users get). Legacy:
+  ``replies="json"`` (the default answers a 2025-11-25 POST with a primed, resumable event
+  stream; JSON bodies compare like with like against the SDK's ``json_response=True``).
+* `sdk_modern` / `sdk_legacy`: the official SDK's ``MCPServer``
+  (`bench.sdk_dispatch.high_level_server`) as ``streamable_http_app``: stateless JSON
+  (``json_response=True, stateless_http=True``, as `bench.sdk_http` and PERF.md's wrk
+  table) for the 2026-07-28 row, stateful sessions with JSON replies
+  (``json_response=True, stateless_http=False``) for the 2025-11-25 row.
+* `echo_modern` / `echo_legacy`: the ceiling, no MCP. A bare ASGI app that reads the
+  body, decodes it with msgspec, and answers ``{"jsonrpc":"2.0","id":<its id>,
+  "result":<mcpcore's result in that era>}`` (`bench.stdio.exchanged_lines`: the same
+  shape and size as mcpcore's answer), ``Content-Type: application/json``.
+
+With ``BENCH_ASGI_PROFILE=FILE`` in its environment, a factory turns cProfile on in the
+server process (uvicorn runs the app in its main thread) and writes the stats to FILE
+when the server shuts down (SIGTERM or SIGINT: the lifespan's ``lifespan.shutdown``).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import os
+from collections.abc import Awaitable, Callable, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final
+
+import msgspec
+
+__all__ = [
+    "PROFILE_VARIABLE",
+    "echo_legacy",
+    "echo_modern",
+    "mcpcore_legacy",
+    "mcpcore_modern",
+    "sdk_legacy",
+    "sdk_modern",
+]
+
+#: The environment variable that turns cProfile on in a server process (its value: the
+#: file the stats go to).
+PROFILE_VARIABLE: Final = "BENCH_ASGI_PROFILE"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def _profiled(app: Any) -> Any:
+    """``app``, profiled by cProfile if `PROFILE_VARIABLE` names a file (else ``app`` itself).
+
+    The stats are written when the lifespan protocol says ``lifespan.shutdown`` (uvicorn
+    ends its process by raising the signal it caught again: no ``atexit`` runs).
+    """
+    target = os.environ.get(PROFILE_VARIABLE)
+    if not target:
+        return app
+    profiler = cProfile.Profile()
+    profiler.enable()
+
+    async def profiled(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            return await app(scope, receive, send)  # type: ignore[no-any-return]
+
+        async def receive_then_dump() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.shutdown":
+                profiler.disable()
+                profiler.dump_stats(target)
+            return message
+
+        return await app(scope, receive_then_dump, send)  # type: ignore[no-any-return]
+
+    return profiled
+
+
+# ------------------------------------------------------------------- mcpcore
+
+
+def _mcpcore(replies: str) -> Any:
+    from bench.dispatch import build_server
+    from transports import AsgiApp
+
+    return _profiled(AsgiApp(build_server(), replies="json" if replies == "json" else "auto"))
+
+
+def mcpcore_modern() -> Any:
+    """The mcpcore `transports.AsgiApp`, default replies (2026-07-28: a JSON body)."""
+    return _mcpcore("auto")
+
+
+def mcpcore_legacy() -> Any:
+    """The mcpcore `transports.AsgiApp` with ``replies="json"`` (2025-11-25: JSON bodies)."""
+    return _mcpcore("json")
+
+
+# ----------------------------------------------------------------------- SDK
+
+
+def _sdk(*, stateless: bool) -> Any:
+    from bench.dispatch import weather
+    from bench.sdk_dispatch import high_level_server
+
+    server = high_level_server(weather)
+    return _profiled(server.streamable_http_app(json_response=True, stateless_http=stateless))
+
+
+def sdk_modern() -> Any:
+    """The SDK's ``streamable_http_app``, stateless with JSON responses."""
+    return _sdk(stateless=True)
+
+
+def sdk_legacy() -> Any:
+    """The SDK's ``streamable_http_app``, with sessions and JSON responses."""
+    return _sdk(stateless=False)
+
+
+# ---------------------------------------------------------------------- echo
+
+_JSON_HEAD: Final = [(b"content-type", b"application/json")]
+
+
+def echo_app(result: Any) -> App:
+    """A bare ASGI app: every POST's body decoded, answered with ``result`` under its id."""
+    decode = msgspec.json.Decoder().decode
+    encode = msgspec.json.Encoder().encode
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            if scope["type"] == "lifespan":  # (nothing to start: say so, then wait)
+                while (await receive())["type"] != "lifespan.shutdown":
+                    await send({"type": "lifespan.startup.complete"})
+                await send({"type": "lifespan.shutdown.complete"})
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body", False):
+                break
+        payload = encode({"jsonrpc": "2.0", "id": decode(body)["id"], "result": result})
+        head = [*_JSON_HEAD, (b"content-length", str(len(payload)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": payload})
+
+    return app
+
+
+def _echo(era: str) -> App:
+    from bench.stdio import exchanged_lines
+
+    # (uvicorn calls the factory inside its running loop; the capture runs a loop of its own)
+    with ThreadPoolExecutor(1) as thread:
+        _, result = thread.submit(exchanged_lines, era).result()
+    app: App = _profiled(echo_app(msgspec.json.decode(result)["result"]))
+    return app
+
+
+def echo_modern() -> App:
+    """The ceiling answering mcpcore's 2026-07-28 result."""
+    return _echo("modern")
+
+
+def echo_legacy() -> App:
+    """The ceiling answering mcpcore's 2025-11-25 result."""
+    return _echo("legacy")

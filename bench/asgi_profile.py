@@ -1,0 +1,249 @@
+"""``python -m bench.asgi_profile``: what each ASGI app of the ``asgi`` layer costs per request.
+
+The ``asgi`` layer times whole servers (uvicorn, the socket, the app) under wrk. This
+takes the server away: each app of `bench._asgi_apps` (mcpcore's `transports.AsgiApp`,
+the SDK's Starlette app, the bare echo) is called directly, ``await app(scope, receive,
+send)``, one request after another in one event loop (uvloop when installed), with the
+same body and headers as the layer's load, and its answer checked. What is left is
+each app's own CPU time per request: the difference between two apps is exactly what
+the layer's servers pay on top of uvicorn.
+
+    python -m bench.asgi_profile                  # µs per request, both eras
+    python -m bench.asgi_profile --profile modern # and where mcpcore's time goes (cProfile)
+
+``--profile ERA`` runs mcpcore's app under cProfile for that era and prints the functions
+with the most time of their own, then those of ``transports`` and ``mcpcore`` with the
+most time inclusive (cProfile's per-call overhead inflates small functions: read the
+ranking and the call counts, not the absolute times).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import io
+import json
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, MutableMapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Final
+
+from bench import _asgi_apps
+from bench.stdio import ERAS, EXPECTED_TEXT, exchanged_lines
+
+__all__ = ["main", "per_request"]
+
+#: Requests per timed run, and runs (the median is reported).
+REQUESTS, RUNS = 2000, 5
+_HEADERS: Final = {
+    "legacy": [(b"mcp-protocol-version", ERAS["legacy"].encode())],
+    "modern": [
+        (b"mcp-protocol-version", ERAS["modern"].encode()),
+        (b"mcp-method", b"tools/call"),
+        (b"mcp-name", b"get_weather"),
+    ],
+}
+Message = MutableMapping[str, Any]
+App = Callable[..., Any]
+
+
+class _Answer:
+    """What a ``send`` collected: the status, the headers, the body."""
+
+    def __init__(self) -> None:
+        self.status = 0
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.body = b""
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+            self.headers = list(message.get("headers", ()))
+        elif message["type"] == "http.response.body":
+            self.body += message.get("body", b"")
+
+    def header(self, name: bytes) -> bytes:
+        return next((value for key, value in self.headers if key.lower() == name), b"")
+
+
+def _scope(body: bytes, headers: Sequence[tuple[bytes, bytes]]) -> Message:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.4"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"127.0.0.1:8000"),
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json, text/event-stream"),
+            (b"content-length", str(len(body)).encode()),
+            *headers,
+        ],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
+
+
+async def _post(app: App, body: bytes, headers: Sequence[tuple[bytes, bytes]]) -> _Answer:
+    """One request to ``app``; its answer (``receive`` then waits, as for a client that stays)."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await asyncio.Event().wait()  # (the client never leaves)
+        raise AssertionError("unreachable")
+
+    answer = _Answer()
+    await app(_scope(body, headers), receive, answer.send)
+    return answer
+
+
+@asynccontextmanager
+async def _running(app: Any) -> AsyncIterator[None]:
+    """The app's lifespan (mcpcore's ``lifespan``, Starlette's ``lifespan_context``)."""
+    lifespan: AbstractAsyncContextManager[Any] | None = None
+    if hasattr(app, "lifespan") and callable(app.lifespan):
+        lifespan = app.lifespan()
+    elif hasattr(app, "router") and hasattr(app.router, "lifespan_context"):
+        lifespan = app.router.lifespan_context(app)
+    if lifespan is None:
+        yield
+    else:
+        async with lifespan:
+            yield
+
+
+async def _headers_for(app: App, era: str, column: str) -> list[tuple[bytes, bytes]]:
+    """The request's headers: 2025-11-25, in a new session (the echo: a dummy id)."""
+    headers = list(_HEADERS[era])
+    if era != "legacy":
+        return headers
+    if column == "ceiling":
+        return [*headers, (b"mcp-session-id", b"0" * 32)]
+    initialize = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": ERAS["legacy"],
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        }
+    ).encode()
+    answer = await _post(app, initialize, [])
+    session = answer.header(b"mcp-session-id")
+    headers.append((b"mcp-session-id", session))
+    await _post(app, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers)
+    return headers
+
+
+async def _time(
+    app: Any, body: bytes, era: str, column: str, *, requests: int, runs: int
+) -> list[float]:
+    """µs per request of ``runs`` runs of ``requests`` requests of ``body``, one at a time."""
+    async with _running(app):
+        headers = await _headers_for(app, era, column)
+        answer = await _post(app, body, headers)
+        if answer.status != 200 or EXPECTED_TEXT.encode() not in answer.body:
+            raise SystemExit(f"{column} ({era}) answered {answer.status} {answer.body[:200]!r}")
+        for _ in range(requests // 10):  # warm-up
+            await _post(app, body, headers)
+        timings = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            for _ in range(requests):
+                await _post(app, body, headers)
+            timings.append((time.perf_counter() - started) / requests * 1e6)
+        return timings
+
+
+def _factory(column: str, era: str) -> Any:
+    name = {"mcpcore": "mcpcore", "sdk": "sdk", "ceiling": "echo"}[column]
+    return getattr(_asgi_apps, f"{name}_{era}")
+
+
+def _run(coroutine: Any) -> Any:
+    try:
+        import uvloop
+    except ImportError:
+        return asyncio.run(coroutine)
+    return uvloop.run(coroutine)
+
+
+def per_request(era: str, requests: int = REQUESTS, runs: int = RUNS) -> dict[str, float]:
+    """Each app's median µs per request in ``era`` (the SDK's when installed)."""
+    from bench._optional import Availability
+
+    columns = ["mcpcore", *(["sdk"] if "sdk" in Availability() else []), "ceiling"]
+    body = exchanged_lines(era)[0]  # (outside any loop: the capture runs one of its own)
+    result = {}
+    for column in columns:
+
+        async def measure(column: str = column) -> list[float]:
+            # (built in the loop: the echo's factory captures its result in a thread)
+            return await _time(
+                _factory(column, era)(), body, era, column, requests=requests, runs=runs
+            )
+
+        result[column] = statistics.median(_run(measure()))
+    return result
+
+
+def _profile(era: str, requests: int) -> str:
+    body = exchanged_lines(era)[0]
+    profiler = cProfile.Profile()
+
+    async def profiled() -> None:
+        app = _factory("mcpcore", era)()
+        async with _running(app):
+            headers = await _headers_for(app, era, "mcpcore")
+            for _ in range(requests // 10):
+                await _post(app, body, headers)
+            profiler.enable()
+            for _ in range(requests):
+                await _post(app, body, headers)
+            profiler.disable()
+
+    _run(profiled())
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    print(f"{requests} requests, mcpcore's AsgiApp, {era} ({ERAS[era]})\n", file=out)
+    stats.sort_stats("tottime").print_stats(30)
+    stats.sort_stats("cumtime").print_stats(r"transports|mcpcore", 40)
+    return out.getvalue()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print each app's µs per request, both eras; with ``--profile ERA``, a cProfile."""
+    parser = argparse.ArgumentParser(prog="python -m bench.asgi_profile", description=__doc__)
+    parser.add_argument("--requests", type=int, default=REQUESTS)
+    parser.add_argument("--runs", type=int, default=RUNS)
+    parser.add_argument("--profile", choices=sorted(ERAS), help="cProfile mcpcore's app")
+    arguments = parser.parse_args(argv)
+    print("µs per request, the app alone (no server, no socket), one request at a time:")
+    for era in ("modern", "legacy"):
+        costs = per_request(era, arguments.requests, arguments.runs)
+        cells = ", ".join(f"{column} {cost:.1f}" for column, cost in costs.items())
+        print(f"  {era} ({ERAS[era]}): {cells}")
+    if arguments.profile:
+        print(_profile(arguments.profile, arguments.requests))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
