@@ -13,6 +13,9 @@ which is the backpressure (shared/DESIGN.md §5).
 A request that will never be answered (cancelled before or while it ran, or dropped
 because its connection ended) is forgotten with `mcpcore.Connection.abandon`, so that
 its id does not stay "in flight" for the connection's lifetime.
+
+Its semaphore, events and task group are the running library's
+(`transports._runtime.primitives`: trio's own under trio, anyio's under asyncio).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Final, Generic, TypeVar
 
-import trio
+from transports._runtime import primitives
+from transports._runtime.primitives import WOULD_BLOCK, AnyEvent, AnySemaphore, AnyTaskGroup
 
 __all__ = ["MAX_WAITING_BYTES", "MAX_WAITING_REQUESTS", "AdmissionQueue"]
 
@@ -51,8 +55,8 @@ class AdmissionQueue(Generic[_Job]):
 
     def __init__(
         self,
-        nursery: trio.Nursery,
-        slots: trio.Semaphore,
+        nursery: AnyTaskGroup,
+        slots: AnySemaphore,
         start: Callable[[_Job], None],
         *,
         max_waiting: int = MAX_WAITING_REQUESTS,
@@ -68,7 +72,7 @@ class AdmissionQueue(Generic[_Job]):
         self._waiting: dict[Hashable, tuple[_Job, int]] = {}
         self._bytes = 0
         self._dispatching = False
-        self._room: trio.Event | None = None  # set when the reader may read on
+        self._room: AnyEvent | None = None  # set when the reader may read on
 
     def __len__(self) -> int:
         return len(self._waiting)
@@ -86,7 +90,7 @@ class AdmissionQueue(Generic[_Job]):
         if not self._waiting:
             try:
                 self._slots.acquire_nowait()  # (no trip through the scheduler)
-            except trio.WouldBlock:
+            except WOULD_BLOCK:
                 pass
             else:
                 self._start(job)
@@ -115,7 +119,7 @@ class AdmissionQueue(Generic[_Job]):
     async def wait_for_room(self) -> None:
         """Wait until the queue is no longer full."""
         while self.full:
-            room = self._room = trio.Event()
+            room = self._room = primitives.Event()
             await room.wait()
 
     def _left(self, size: int) -> None:

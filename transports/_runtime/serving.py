@@ -23,6 +23,10 @@ cannot deadlock the connection.
 A request that will never be answered (cancelled while it waited or ran, or still
 waiting when the connection ends) is forgotten by the connection's `mcpcore.Connection`
 (`mcpcore.Connection.abandon`), so that its id does not stay in flight.
+
+The same driver serves under trio (``serve_stdio``, ``serve_websocket``) and under
+asyncio (``serve_stdio_asyncio``): its task group, semaphore, events and cancel scopes
+are the running library's (`transports._runtime.primitives`: trio's own under trio).
 """
 
 from __future__ import annotations
@@ -30,9 +34,11 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Final
 
-import trio
+import anyio
+from sniffio import current_async_library
 
 from mcpcore import (
     CancelRequested,
@@ -48,11 +54,13 @@ from mcpcore import (
 from mcpcore.framing import OversizedMessage
 from mcpcore.server import Server
 from mcpcore.types import RequestId
+from transports._runtime import primitives
 from transports._runtime.admission import (
     MAX_WAITING_BYTES,
     MAX_WAITING_REQUESTS,
     AdmissionQueue,
 )
+from transports._runtime.primitives import AnyTaskGroup
 from transports._runtime.requestlog import answer, log_protocol_error
 from transports._runtime.workers import WorkerPool
 from transports._runtime.writer import MessageWriter
@@ -76,6 +84,19 @@ _Answer = ResponseReceived | ErrorReceived | InvalidResponse
 
 def _request_id(job: _Request) -> RequestId:
     return job.event.request_id
+
+
+def _open_task_group() -> AbstractAsyncContextManager[AnyTaskGroup]:
+    """The running library's task group: trio's own nursery under trio, anyio's elsewhere.
+
+    (`primitives` offers none; this asks its question. Under trio, anyio's task group
+    would wrap a nursery, and its cancel scope, in objects of its own.)
+    """
+    if current_async_library() == "trio":
+        import trio  # (running, so imported already)
+
+        return trio.open_nursery()
+    return anyio.create_task_group()
 
 
 class ServerDriver:
@@ -115,14 +136,14 @@ class ServerDriver:
         self._writer = writer
         self._frame = frame
         self._principal = principal
-        self._slots = trio.Semaphore(max_handlers)
+        self._slots = primitives.Semaphore(max_handlers)
         self._max_waiting = (max_waiting, max_waiting_bytes)
         # (Both live in serve's nursery.)
         self._handlers: WorkerPool[_Request] | None = None
         self._queue: AdmissionQueue[_Request] | None = None
         self._asked: dict[RequestId, _Waiter] = {}
         self._closed = False
-        self._drained = trio.Event()  # set once closed and the last handler is done
+        self._drained = primitives.Event()  # set once closed and the last handler is done
         self._notifications = _ConnectionOutbound(self)
 
     # ----------------------------------------------------------------- the reader
@@ -138,7 +159,7 @@ class ServerDriver:
         server, connection = self._server, self._connection
         server.attach(connection, self._notifications)
         try:
-            async with trio.open_nursery() as nursery:
+            async with _open_task_group() as nursery:
                 handlers = self._handlers = WorkerPool(
                     nursery, self._handle, _request_id, abandon=self._abandon
                 )
@@ -164,7 +185,7 @@ class ServerDriver:
                 self._closed = True
                 self._fail_waiters()
                 if handlers.running or len(queue):
-                    with trio.move_on_after(grace):
+                    with primitives.CancelScope(deadline=primitives.current_time() + grace):
                         await self._drained.wait()
                 nursery.cancel_scope.cancel()
         finally:
@@ -279,7 +300,7 @@ class _Waiter:
     __slots__ = ("_answer", "_error", "_event")
 
     def __init__(self) -> None:
-        self._event = trio.Event()
+        self._event = primitives.Event()
         self._answer: _Answer | None = None
         self._error: Exception | None = None
 

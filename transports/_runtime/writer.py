@@ -21,15 +21,27 @@ stream's ``send_all``, shielded and bounded like the writer task's writes, or, w
 transport gives one (``write_now``: stdio's pipes, see `transports._stdio.pipes`), with
 a function that writes what the stream takes at once without waiting; what that leaves
 goes to the queue, first in line. Order is kept either way.
+
+It runs under trio (every trio driver) and under asyncio (`serve_stdio_asyncio`): its
+lock, channel, events and cancel scopes come from `transports._runtime.primitives`
+(trio's own under trio), and the stream is anything with ``send_all`` (`ByteSink`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Protocol
 
-import trio
+from transports._runtime import primitives
+from transports._runtime.primitives import (
+    BROKEN,
+    CLOSED,
+    END_OF_CHANNEL,
+    WOULD_BLOCK,
+    AnyReceiveChannel,
+    AnySendChannel,
+)
 
 __all__ = [
     "MAX_COALESCED_BYTES",
@@ -37,6 +49,7 @@ __all__ = [
     "POSTS_PER_TURN",
     "WRITES_PER_TURN",
     "WRITE_TIMEOUT",
+    "ByteSink",
     "MessageWriter",
 ]
 
@@ -61,9 +74,30 @@ WRITES_PER_TURN: Final = 16
 #: needs its own bound): a peer that reads nothing for this long is treated as gone.
 WRITE_TIMEOUT: Final = 30.0
 
+#: What a stream raises when nothing more can be written to it (either library's class).
+_GONE: Final = CLOSED + BROKEN
+#: What `MessageWriter._write` raises when it fails: that, or the write timed out.
+_WRITE_FAILED: Final[tuple[type[Exception], ...]] = (*_GONE, TimeoutError)
+#: What queueing a message without waiting raises when it can't be queued.
+_NOT_QUEUED: Final = WOULD_BLOCK + _GONE
+#: What taking a message without waiting raises when none is there.
+_NONE_WAITING: Final = WOULD_BLOCK + END_OF_CHANNEL
+
+
+class ByteSink(Protocol):
+    """Where a `MessageWriter` writes: a `trio.abc.SendStream`, or a pipe under asyncio.
+
+    ``send_all`` raises one of `transports._runtime.primitives.CLOSED` or ``BROKEN``
+    when nothing more can be written.
+    """
+
+    async def send_all(self, data: bytes, /) -> None:
+        """Write all of ``data``, waiting while the peer does not read."""
+        ...
+
 
 class MessageWriter:
-    """Serialises and coalesces the writes to one `trio.abc.SendStream`.
+    """Serialises and coalesces the writes to one `ByteSink`.
 
     Run `run` in a task of the connection's nursery, then call `send` from any task.
     ``aclose`` (or closing the stream) ends it.
@@ -78,7 +112,7 @@ class MessageWriter:
 
     def __init__(
         self,
-        stream: trio.abc.SendStream,
+        stream: ByteSink,
         *,
         write_now: Callable[[bytes], int] | None = None,
         max_queued: int = MAX_QUEUED_MESSAGES,
@@ -90,16 +124,18 @@ class MessageWriter:
         self._write_now = write_now
         self._written_now = 0  # messages written with write_now since the last yield
         self._write_timeout = write_timeout
-        self._send_channel, self._receive_channel = trio.open_memory_channel[bytes](max_queued)
+        channel: tuple[AnySendChannel[bytes], AnyReceiveChannel[bytes]]
+        channel = primitives.open_channel(max_queued)
+        self._send_channel, self._receive_channel = channel
         self._posted = 0  # messages posted since the last checkpoint
         # Held by whoever is writing to the stream: the writer task, or a sender writing
         # its own message (see `send`).
-        self._writing = trio.Lock()
+        self._writing = primitives.Lock()
         # Messages handed to the channel and not written yet (queued, on their way to
         # the writer task, or in its hands): a sender may write its own only when none.
         self._unwritten = 0
         self._closed = False  # `aclose` was called: nothing more is taken
-        self._done = trio.Event()
+        self._done = primitives.Event()
         #: Why writing stopped, once it has (the peer went away, or we closed).
         self.failure: BaseException | None = None
 
@@ -123,13 +159,13 @@ class MessageWriter:
                 self._written_now += 1
                 if self._written_now >= WRITES_PER_TURN:
                     self._written_now = 0
-                    await trio.lowlevel.checkpoint()
+                    await primitives.sleep(0)  # (a checkpoint)
                 return
             # (What the stream did not take goes to the queue: it is empty, so first.)
         self._unwritten += 1
         try:
             await self._send_channel.send(data)
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
+        except _GONE:
             self._unwritten -= 1
             raise ConnectionError(self._why_closed()) from self.failure
         except BaseException:
@@ -142,7 +178,7 @@ class MessageWriter:
         writing.acquire_nowait()
         try:
             await self._write(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
+        except _WRITE_FAILED as exc:
             raise self._broken(exc) from exc
         finally:
             writing.release()
@@ -152,7 +188,7 @@ class MessageWriter:
         assert self._write_now is not None
         try:
             sent = self._write_now(data)
-        except (trio.BrokenResourceError, trio.ClosedResourceError) as exc:
+        except _GONE as exc:
             raise self._broken(exc) from exc
         return data[sent:]
 
@@ -177,16 +213,16 @@ class MessageWriter:
         """
         try:
             self._send_channel.send_nowait(data)
-        except trio.WouldBlock:
+        except WOULD_BLOCK:
             await self.send(data)  # the queue is full: wait for room, like any sender
             return
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
+        except _GONE:
             raise ConnectionError(self._why_closed()) from self.failure
         self._unwritten += 1
         self._posted += 1
         if self._posted >= POSTS_PER_TURN:
             self._posted = 0
-            await trio.lowlevel.checkpoint()
+            await primitives.sleep(0)  # (a checkpoint)
 
     def send_nowait(self, data: bytes) -> bool:
         """Queue one framed message if there is room at once; False if there is none.
@@ -206,7 +242,7 @@ class MessageWriter:
             # (The queue is empty, so the rest of a message begun here always fits.)
         try:
             self._send_channel.send_nowait(data)
-        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+        except _NOT_QUEUED:
             return False
         self._unwritten += 1
         return True
@@ -224,13 +260,13 @@ class MessageWriter:
                     while size < MAX_COALESCED_BYTES:
                         try:
                             data = receive.receive_nowait()
-                        except (trio.WouldBlock, trio.EndOfChannel):
+                        except _NONE_WAITING:
                             break
                         batch.append(data)
                         size += len(data)
                     await self._write(batch[0] if len(batch) == 1 else b"".join(batch))
                 self._unwritten -= len(batch)
-        except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError) as exc:
+        except _WRITE_FAILED as exc:
             self.failure = exc
         finally:
             # Nobody will write what is still queued: wake the senders with an error.
@@ -238,16 +274,19 @@ class MessageWriter:
             self._done.set()
 
     async def _write(self, data: bytes) -> None:
-        # Shielded: a write cut in the middle would leave half a message on the wire.
-        with trio.CancelScope(shield=True):
-            with trio.fail_after(self._write_timeout):
-                await self._stream.send_all(data)
+        # Shielded: a write cut in the middle would leave half a message on the wire. The
+        # scope's own deadline still ends it (a shield keeps out only outer cancellations).
+        deadline = primitives.current_time() + self._write_timeout
+        with primitives.CancelScope(deadline=deadline, shield=True) as scope:
+            await self._stream.send_all(data)
+        if scope.cancelled_caught:
+            raise TimeoutError(f"the peer read nothing for {self._write_timeout} s")
 
     async def aclose(self, *, flush_timeout: float = math.inf) -> None:
         """Stop taking messages, write those already queued (within ``flush_timeout``)."""
         self._closed = True
         self._send_channel.close()
-        with trio.move_on_after(flush_timeout):
+        with primitives.CancelScope(deadline=primitives.current_time() + flush_timeout):
             await self._done.wait()
         self._receive_channel.close()
 
