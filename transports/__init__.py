@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from transports._runtime.busypoll import RECOMMENDED_BUSY_POLL, BusyPolling
     from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
     from transports._runtime.writer import MAX_QUEUED_MESSAGES
+    from transports._stdio.asyncio_server import serve_stdio_asyncio
     from transports._stdio.client import StderrOption, StdioClient, open_stdio_client
     from transports._stdio.server import serve_stdio
     from transports._websocket import MAX_MESSAGE_SIZE as MAX_WEBSOCKET_MESSAGE_SIZE
@@ -133,6 +134,7 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "open_websocket_client": ("transports._websocket", "open_websocket_client"),
     "serve_http": ("transports._http.server", "serve_http"),
     "serve_stdio": ("transports._stdio.server", "serve_stdio"),
+    "serve_stdio_asyncio": ("transports._stdio.asyncio_server", "serve_stdio_asyncio"),
     "serve_websocket": ("transports._websocket", "serve_websocket"),
 }
 #: What the trio drivers need installed, and the extra that installs it.
@@ -226,5 +228,6 @@ __all__ = [
     "open_websocket_client",
     "serve_http",
     "serve_stdio",
+    "serve_stdio_asyncio",
     "serve_websocket",
 ]
