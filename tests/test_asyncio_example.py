@@ -1,10 +1,11 @@
 """The embedding proof: `examples/asyncio_stdio_server.py` served as a real subprocess.
 
-The example drives the everything `Server` with plain asyncio. Here a `ClientSession`,
-driven by an equally small asyncio loop over the subprocess's pipes, talks to it in
-both eras: tools, resources, prompts, legacy server-to-client requests, 2026-07-28
-multi round-trip requests, progress, cancellation, and a clean exit on stdin EOF.
-Every wait is bounded.
+The example serves the everything `Server` with `transports.serve_stdio_asyncio` on
+plain asyncio, and is run here with trio and wsproto unimportable (as where they are
+not installed). A `ClientSession`, driven by a small asyncio loop over the
+subprocess's pipes, talks to it in both eras: tools, resources, prompts, legacy
+server-to-client requests, 2026-07-28 multi round-trip requests, progress,
+cancellation, and a clean exit on stdin EOF. Every wait is bounded.
 """
 
 from __future__ import annotations
@@ -38,6 +39,13 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "asyncio_stdio_s
 EXCHANGE_TIMEOUT = 20.0
 #: Seconds the whole conversation may take, start to exit.
 TEST_TIMEOUT = 60.0
+#: Runs the script named first on its command line with trio and wsproto unimportable
+#: (``None`` in `sys.modules`: what Python does for a module that is not installed).
+WITHOUT_TRIO = (
+    "import runpy, sys\n"
+    "sys.modules['trio'] = sys.modules['wsproto'] = None\n"
+    "runpy.run_path(sys.argv[1], run_name='__main__')\n"
+)
 INFO = types.Implementation(name="asyncio-example-test", version="1.0")
 
 
@@ -121,6 +129,8 @@ async def talk_to_the_example(conversation: Conversation) -> int:
     """Start the example, run ``conversation`` against it, close stdin; its exit code."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
+        "-c",
+        WITHOUT_TRIO,
         str(EXAMPLE),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -157,12 +167,13 @@ def text_of(result: types.CallToolResult) -> str:
     return block.text
 
 
-def test_the_example_imports_no_trio() -> None:
+def test_the_example_imports_without_trio() -> None:
     loaded = subprocess.run(
         [
             sys.executable,
             "-c",
-            "import sys, examples.asyncio_stdio_server; "
+            "import sys; sys.modules['trio'] = sys.modules['wsproto'] = None; "
+            "import examples.asyncio_stdio_server; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('trio', 'asyncio')))",
         ],
         cwd=EXAMPLE.parent.parent,
@@ -173,7 +184,7 @@ def test_the_example_imports_no_trio() -> None:
     )
     modules = ast.literal_eval(loaded.stdout)
     assert "asyncio" in modules
-    assert not [name for name in modules if name.split(".")[0] == "trio"]
+    assert [name for name in modules if name.split(".")[0] == "trio"] == ["trio"]  # (None)
 
 
 def test_a_legacy_client_gets_every_kind_of_answer() -> None:
