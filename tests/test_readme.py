@@ -8,14 +8,19 @@ the PATH): a block that needs the checkout, or that does not run, fails here.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 from typing import Final
 
 import pytest
+
+from tests.transports.everything_http import free_port, wait_for_port
+from tests.transports.http_raw import modern_body, modern_headers
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()
@@ -124,3 +129,34 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     command = ci.split("# --- the README's test command, verbatim ---\n", 1)[1].strip()
     assert command in README
+
+
+def test_the_fastapi_example_serves_mcp_under_its_prefix(tmp_path: Path) -> None:
+    # The section says: saved as app.py, `uvicorn app:app` serves MCP at /api/mcp.
+    [block] = [block for block in PYTHON_BLOCKS if "FastAPI(" in block]
+    packages = tmp_path / "site"
+    packages.mkdir()
+    (tmp_path / "app.py").write_text(block)
+    port = free_port()
+    command = [sys.executable, "-m", "uvicorn", "app:app", "--port", str(port)]
+    with subprocess.Popen(
+        command,
+        cwd=tmp_path,
+        env=installed_only(packages),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    ) as served:
+        try:
+            base = f"http://127.0.0.1:{port}"
+            wait_for_port(port, served)
+            body = modern_body("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+            headers = modern_headers("tools/call", "add")
+            call = urllib.request.Request(f"{base}/api/mcp", body, headers, method="POST")
+            with urllib.request.urlopen(call, timeout=BLOCK_TIMEOUT) as answer:
+                result = json.loads(answer.read())["result"]
+            with urllib.request.urlopen(f"{base}/health", timeout=BLOCK_TIMEOUT) as health:
+                assert json.loads(health.read()) == {"ok": True}
+        finally:
+            served.terminate()
+    assert result["content"][0]["text"] == "5"

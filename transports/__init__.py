@@ -14,6 +14,8 @@ import importlib
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
+    from transports._asgi.app import AsgiApp
+    from transports._asgi.connections import MAX_POOLED_CONNECTIONS
     from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT, ProgressCallback
     from transports._client.client import Client
     from transports._client.errors import ConnectionClosedError, ServerExitedError
@@ -54,9 +56,9 @@ if TYPE_CHECKING:
         ReplyMode,
         StoredEvent,
         TokenVerifier,
-        serve_http,
     )
     from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
+    from transports._http.server.listener import serve_http
     from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
     from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
     from transports._runtime.busypoll import RECOMMENDED_BUSY_POLL, BusyPolling
@@ -76,6 +78,8 @@ if TYPE_CHECKING:
 
 #: Where each public name lives: (module, name there).
 _EXPORTS: Final[dict[str, tuple[str, str]]] = {
+    "AsgiApp": ("transports._asgi.app", "AsgiApp"),
+    "MAX_POOLED_CONNECTIONS": ("transports._asgi.connections", "MAX_POOLED_CONNECTIONS"),
     "BODY_TIMEOUT": ("transports._http.server", "BODY_TIMEOUT"),
     "BearerAuth": ("transports._http.server", "BearerAuth"),
     "BusyPolling": ("transports._runtime.busypoll", "BusyPolling"),
@@ -132,7 +136,7 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "open_http_client": ("transports._http.client", "open_http_client"),
     "open_stdio_client": ("transports._stdio.client", "open_stdio_client"),
     "open_websocket_client": ("transports._websocket", "open_websocket_client"),
-    "serve_http": ("transports._http.server", "serve_http"),
+    "serve_http": ("transports._http.server.listener", "serve_http"),
     "serve_stdio": ("transports._stdio.server", "serve_stdio"),
     "serve_stdio_asyncio": ("transports._stdio.asyncio_server", "serve_stdio_asyncio"),
     "serve_websocket": ("transports._websocket", "serve_websocket"),
@@ -186,6 +190,7 @@ __all__ = [
     "MAX_IDLE_CONNECTIONS",
     "MAX_LISTEN_BACKLOG",
     "MAX_PARTIAL_BYTES",
+    "MAX_POOLED_CONNECTIONS",
     "MAX_QUEUED_MESSAGES",
     "MAX_QUEUED_NOTIFICATIONS",
     "MAX_SERVER_REQUESTS",
@@ -200,6 +205,7 @@ __all__ = [
     "SESSION_IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",
     "SSE_KEEPALIVE_INTERVAL",
+    "AsgiApp",
     "BearerAuth",
     "BusyPolling",
     "Client",

@@ -19,7 +19,7 @@ from typing import Final
 
 from tests.transports.trio_helpers import PYTHON, REPOSITORY
 
-__all__ = ["START_TIMEOUT", "everything_http_server", "free_port"]
+__all__ = ["START_TIMEOUT", "everything_http_server", "free_port", "wait_for_port"]
 
 #: Seconds the server may take to start listening (an import of trio, h11, msgspec).
 START_TIMEOUT: Final = 20.0
@@ -34,6 +34,27 @@ def free_port() -> int:
         return port
 
 
+def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    """Wait until ``process`` accepts TCP connections on ``127.0.0.1:port``.
+
+    Raises:
+        RuntimeError: The process exited first (with its stderr, if it was piped).
+        TimeoutError: Not within `START_TIMEOUT`.
+    """
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        if process.poll() is not None:
+            _, stderr = process.communicate()
+            raise RuntimeError(f"the server exited: {(stderr or b'').decode(errors='replace')}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError("the server did not start listening") from None
+            time.sleep(0.05)
+
+
 @contextmanager
 def everything_http_server() -> Iterator[str]:
     """Run the everything server over HTTP; yields its endpoint URL."""
@@ -45,18 +66,7 @@ def everything_http_server() -> Iterator[str]:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if process.poll() is not None:
-                _, stderr = process.communicate()
-                raise RuntimeError(f"the server exited: {stderr.decode(errors='replace')}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError("the server did not start listening") from None
-                time.sleep(0.05)
+        wait_for_port(port, process)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.kill()

@@ -1,14 +1,15 @@
-"""The Streamable HTTP server on trio (private: `transports` re-exports its API).
+"""The Streamable HTTP server (private: `transports` re-exports its API).
 
 One concept per module: `listener` (``serve_http``), `router` (protection and era
 routing), `modern` (2026-07-28), `legacy` and `streams` (2025-03-26 … 2025-11-25
 sessions and resumable streams), `sse2024` (2024-11-05 HTTP+SSE), `sessions`,
-`event_store`. The HTTP/1.1 connection, replies, the gate, bearer auth and the limits
-are `transports._net`'s, shared with the WebSocket server.
+`event_store`. Only `listener` needs trio (the rest also serves the ASGI app,
+`transports._asgi`), so this package does not import it. The HTTP/1.1 connection,
+replies, the gate, bearer auth and the limits are `transports._net`'s, shared with the
+WebSocket server.
 """
 
 from transports._http.server.event_store import EventStore, MemoryEventStore, StoredEvent
-from transports._http.server.listener import serve_http
 from transports._net.auth import BearerAuth, Principal, TokenVerifier
 from transports._net.limits import (
     BODY_TIMEOUT,
@@ -46,5 +47,4 @@ __all__ = [
     "ReplyMode",
     "StoredEvent",
     "TokenVerifier",
-    "serve_http",
 ]
