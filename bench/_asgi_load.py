@@ -92,6 +92,7 @@ class LoadResult:
             timed out.
         p50_ms: The median latency.
         p99_ms: The 99th percentile latency.
+        max_ms: The largest latency.
     """
 
     answers: int
@@ -101,6 +102,7 @@ class LoadResult:
     socket_errors: int
     p50_ms: float
     p99_ms: float
+    max_ms: float
 
     @property
     def errors(self) -> int:
@@ -153,7 +155,7 @@ def parse_wrk(output: str) -> LoadResult:
         raise BenchmarkError(f"wrk printed no result: {output.strip()[-400:]!r}")
     numbers = [int(group) for group in match.groups()]
     answers, duration, bad_status, bad_body = numbers[:4]
-    p50, _, p99, _ = numbers[8:]
+    p50, _, p99, largest = numbers[8:]
     return LoadResult(
         answers=answers,
         seconds=duration / 1e6,
@@ -162,6 +164,7 @@ def parse_wrk(output: str) -> LoadResult:
         socket_errors=sum(numbers[4:8]),
         p50_ms=p50 / 1000,
         p99_ms=p99 / 1000,
+        max_ms=largest / 1000,
     )
 
 
@@ -278,6 +281,7 @@ class PythonLoad:
             socket_errors=tally.socket_errors,
             p50_ms=statistics.median(latencies) * 1000,
             p99_ms=latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
+            max_ms=latencies[-1] * 1000,
         )
 
 

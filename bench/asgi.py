@@ -366,10 +366,10 @@ def _row(
             ratios[f"{MCPCORE}/{column}"] = _ratio(runs, values, column)
     latency = ", ".join(
         f"{column} {_median(r.p50_ms for r in results):.2f}/"
-        f"{_median(r.p99_ms for r in results):.2f}"
+        f"{_median(r.p99_ms for r in results):.2f}, {max(r.max_ms for r in results):.0f}"
         for column, results in runs.items()
     )
-    notes.append(f"latency p50/p99 ms (medians of the runs): {latency}")
+    notes.append(f"latency p50/p99 ms (medians of the runs), largest: {latency}")
     request, result = exchanged_lines(era)
     notes.append(
         f"mcpcore request body {len(request)} B + result {len(result)} B; " + _SERVER_NOTES[era]
@@ -388,6 +388,7 @@ def _row(
     for column, results in runs.items():
         parameters[f"{column}_p50_ms"] = _median(r.p50_ms for r in results)
         parameters[f"{column}_p99_ms"] = _median(r.p99_ms for r in results)
+        parameters[f"{column}_max_ms"] = max(r.max_ms for r in results)
         parameters[f"{column}_errors"] = sum(r.errors for r in results)
     return WorkloadResult(
         layer=LAYER.name,
