@@ -11,10 +11,12 @@ the layer's servers pay on top of uvicorn.
     python -m bench.asgi_profile                  # µs per request, both eras
     python -m bench.asgi_profile --profile modern # and where mcpcore's time goes (cProfile)
 
-``--profile ERA`` runs mcpcore's app under cProfile for that era and prints the functions
-with the most time of their own, then those of ``transports`` and ``mcpcore`` with the
-most time inclusive (cProfile's per-call overhead inflates small functions: read the
-ranking and the call counts, not the absolute times).
+``--profile ERA`` runs mcpcore's app under cProfile for that era, ``--runs`` times, and
+prints per request the functions with the most time of their own, then those of
+``transports`` and ``mcpcore`` with the most time inclusive, each time the least over the
+runs (a pause of the shared machine lands in one function of one run). cProfile's per-call
+overhead inflates small functions: read the ranking and the call counts, and the app's
+µs per request without the profiler (printed first) for the absolute cost.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import sys
 import time
 from collections.abc import AsyncIterator, Callable, MutableMapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 from typing import Any, Final
 
 from bench import _asgi_apps
@@ -37,6 +40,7 @@ from bench.stdio import ERAS, EXPECTED_TEXT, exchanged_lines
 
 __all__ = ["main", "per_request"]
 
+_ROOT: Final = Path(__file__).resolve().parent.parent
 #: Requests per timed run, and runs (the median is reported).
 REQUESTS, RUNS = 2000, 5
 _HEADERS: Final = {
@@ -204,7 +208,12 @@ def per_request(era: str, requests: int = REQUESTS, runs: int = RUNS) -> dict[st
     return result
 
 
-def _profile(era: str, requests: int) -> str:
+#: A function as cProfile names it: (file, line, name).
+Function = tuple[str, int, str]
+
+
+def _profile_once(era: str, requests: int) -> dict[Function, tuple[int, float, float]]:
+    """One cProfile of ``requests`` requests: per function, (calls, own s, inclusive s)."""
     body = exchanged_lines(era)[0]
     profiler = cProfile.Profile()
 
@@ -220,12 +229,55 @@ def _profile(era: str, requests: int) -> str:
             profiler.disable()
 
     _run(profiled())
+    entries: dict[Function, tuple[int, float, float]] = {}
+    for function, (_, calls, own, inclusive, _) in pstats.Stats(profiler).stats.items():  # type: ignore[attr-defined]
+        entries[function] = (calls, own, inclusive)
+    return entries
+
+
+def _profile(era: str, requests: int, runs: int) -> str:
+    """The functions of mcpcore's app with the most time, µs per request.
+
+    Each function's time is its least over ``runs`` profiles: a pause of the machine
+    (another process, the VM's host) lands in one function of one run, and would make
+    it look slow; the least of several runs leaves it out.
+    """
+    profiles = [_profile_once(era, requests) for _ in range(runs)]
+    functions = set.intersection(*(set(profile) for profile in profiles))
+    rows = []
+    for function in functions:
+        calls = profiles[0][function][0] / requests
+        own = min(profile[function][1] for profile in profiles) / requests * 1e6
+        inclusive = min(profile[function][2] for profile in profiles) / requests * 1e6
+        rows.append((own, inclusive, calls, _where(function)))
+    total = max(inclusive for _, inclusive, _, where in rows if "_http" in where)
     out = io.StringIO()
-    stats = pstats.Stats(profiler, stream=out)
-    print(f"{requests} requests, mcpcore's AsgiApp, {era} ({ERAS[era]})\n", file=out)
-    stats.sort_stats("tottime").print_stats(30)
-    stats.sort_stats("cumtime").print_stats(r"transports|mcpcore", 40)
+    print(
+        f"cProfile of mcpcore's AsgiApp, {era} ({ERAS[era]}): {requests} requests, least of "
+        f"{runs} runs; AsgiApp._http {total:.1f} µs per request under cProfile "
+        "(its overhead inflates functions with many calls: read the ranking)",
+        file=out,
+    )
+    print("\n   own µs  incl. µs  calls  (per request; the 30 with most own time)", file=out)
+    for own, inclusive, calls, where in sorted(rows, reverse=True)[:30]:
+        print(f"  {own:7.2f}  {inclusive:8.2f}  {calls:5.1f}  {where}", file=out)
+    print("\n  incl. µs   own µs  calls  (transports and mcpcore, most inclusive time)", file=out)
+    ours = [row for row in rows if "transports/" in row[3] or "mcpcore/" in row[3]]
+    for own, inclusive, calls, where in sorted(ours, key=lambda row: -row[1])[:40]:
+        print(f"  {inclusive:8.2f}  {own:7.2f}  {calls:5.1f}  {where}", file=out)
     return out.getvalue()
+
+
+def _where(function: Function) -> str:
+    """``path:line(name)``, the path from the package folder on."""
+    path, line, name = function
+    for anchor in ("/site-packages/", "/lib/python3"):
+        if anchor in path:
+            path = path.split(anchor, 1)[1]
+            break
+    else:
+        path = path.removeprefix(str(_ROOT) + "/")
+    return f"{path}:{line}({name})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -241,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cells = ", ".join(f"{column} {cost:.1f}" for column, cost in costs.items())
         print(f"  {era} ({ERAS[era]}): {cells}")
     if arguments.profile:
-        print(_profile(arguments.profile, arguments.requests))
+        print(_profile(arguments.profile, arguments.requests, arguments.runs))
     return 0
 
 
