@@ -142,7 +142,7 @@ def test_without_the_bench_extra_mcpcore_bench_says_what_to_install(tmp_path: Pa
 def test_without_the_trio_extra_the_transports_name_the_extra(tmp_path: Path) -> None:
     ran = without_the_trio_extra(tmp_path, PYTHON, "-c", "from transports import serve_http")
     assert ran.returncode == 1
-    assert ran.stderr.splitlines()[-1].startswith("ImportError: transports needs ")
+    assert ran.stderr.splitlines()[-1].startswith("ImportError: transports.serve_http needs ")
     assert ran.stderr.splitlines()[-1].endswith(INSTALL_HINT)
 
 
