@@ -141,8 +141,10 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "serve_stdio_asyncio": ("transports._stdio.asyncio_server", "serve_stdio_asyncio"),
     "serve_websocket": ("transports._websocket", "serve_websocket"),
 }
-#: What the trio drivers need installed, and the extra that installs it.
-_TRIO_EXTRA: Final = ("trio", "wsproto")
+#: What the drivers need installed (the extras install it).
+_EXTRA_MODULES: Final = frozenset({"trio", "wsproto", "anyio", "sniffio"})
+#: The names that run without trio: the asgi extra is enough for them.
+_ASGI_NAMES: Final = frozenset({"AsgiApp", "MAX_POOLED_CONNECTIONS", "serve_stdio_asyncio"})
 
 
 def __getattr__(name: str) -> object:
@@ -156,10 +158,11 @@ def __getattr__(name: str) -> object:
     except ImportError as missing:
         # Say which extra to install, not just which module is missing (`pip install
         # mcpcore` installs the core alone: msgspec).
-        if missing.name in _TRIO_EXTRA:
+        if missing.name in _EXTRA_MODULES:
+            extra = "asgi" if name in _ASGI_NAMES else "trio"
             raise ImportError(
                 f"transports.{name} needs {missing.name}, which is not installed: "
-                "pip install 'mcpcore[trio]'",
+                f"pip install 'mcpcore[{extra}]'",
                 name=missing.name,
             ) from missing
         raise
