@@ -19,7 +19,12 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, Final
 
 from transports._net.limits import HttpLimits
-from transports._net.partial import PARTIAL_BUDGET, PARTIAL_RETRY_AFTER, MessageBuffer
+from transports._net.partial import (
+    PARTIAL_BUDGET,
+    PARTIAL_FLOOR,
+    PARTIAL_RETRY_AFTER,
+    MessageBuffer,
+)
 from transports._net.reply import Header
 from transports._net.request import HttpRequest
 
@@ -27,8 +32,6 @@ __all__ = ["TIMED_OUT", "Receive", "Refusal", "Scope", "read_request"]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
-
-_CODEC: Final = "latin-1"
 
 
 class Refusal:
@@ -77,15 +80,21 @@ async def read_request(
     scope: Scope, receive: Receive, limits: HttpLimits
 ) -> HttpRequest | Refusal | None:
     """The request of an ASGI ``http`` scope, its body read whole; None: the client left."""
-    fields: list[tuple[bytes, bytes]] = list(scope.get("headers", ()))
-    refused = _check_head(fields, limits)
-    if refused is not None:
-        return refused
-    buffer = MessageBuffer(PARTIAL_BUDGET)
-    try:
-        body = await _body_of(fields, receive, buffer, limits)
-    finally:
-        buffer.clear()
+    fields: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    declared = _check_head(fields, limits)
+    if isinstance(declared, Refusal):
+        return declared
+    if declared is not None and declared > PARTIAL_FLOOR:
+        body = await _buffered_body(receive, limits, declared)
+    else:
+        # Most bodies come whole in the first message: no buffer to reserve or join.
+        first = await receive()
+        if first.get("type") == "http.request" and not first.get("more_body", False):
+            body = first.get("body", b"")
+            if len(body) > limits.max_body_size:
+                return _TOO_LARGE
+        else:
+            body = await _buffered_body(receive, limits, declared, first)
     if body is None or isinstance(body, Refusal):
         return body
     version = str(scope.get("http_version", "1.1")).encode("ascii", "replace")
@@ -93,55 +102,62 @@ async def read_request(
     return HttpRequest(str(scope.get("method", "GET")), target, fields, body, version, root=root)
 
 
-async def _body_of(
-    fields: list[tuple[bytes, bytes]], receive: Receive, buffer: MessageBuffer, limits: HttpLimits
+async def _buffered_body(
+    receive: Receive,
+    limits: HttpLimits,
+    declared: int | None,
+    first: MutableMapping[str, Any] | None = None,
 ) -> bytes | Refusal | None:
-    """The body, checked against its declared length first."""
-    declared = _content_length(fields)
-    if declared is not None:
-        if declared < 0:
-            return _BAD_LENGTH
-        if declared > limits.max_body_size:
-            return _TOO_LARGE
-        if not buffer.expect(declared):
+    """A body in several messages (or announced past the free floor), within the budget."""
+    buffer = MessageBuffer(PARTIAL_BUDGET)
+    try:
+        if declared is not None and not buffer.expect(declared):
             return _BUSY  # (before the client sends it)
-    return await _read_body(receive, buffer, limits.max_body_size)
+        message = first if first is not None else await receive()
+        while True:
+            kind = message.get("type")
+            if kind == "http.disconnect":
+                return None
+            if kind == "http.request":
+                data = message.get("body", b"")
+                if buffer.size + len(data) > limits.max_body_size:
+                    return _TOO_LARGE
+                if data and not buffer.add(data):
+                    return _BUSY  # (a chunked body, reserved as it comes)
+                if not message.get("more_body", False):
+                    return buffer.take()
+            message = await receive()
+    finally:
+        buffer.clear()
 
 
-async def _read_body(receive: Receive, buffer: MessageBuffer, limit: int) -> bytes | Refusal | None:
-    """The body's bytes (within ``limit``), a refusal, or None when the client left."""
-    while True:
-        message = await receive()
-        kind = message.get("type")
-        if kind == "http.disconnect":
-            return None
-        if kind != "http.request":
-            continue
-        data = message.get("body", b"")
-        if data:
-            if buffer.size + len(data) > limit:
-                return _TOO_LARGE
-            if not buffer.add(data):
-                return _BUSY  # (a chunked body, reserved as it comes)
-        if not message.get("more_body", False):
-            return buffer.take()
+def _check_head(fields: list[tuple[bytes, bytes]], limits: HttpLimits) -> int | Refusal | None:
+    """The declared body size (None: none), or the refusal the head earns.
 
-
-def _check_head(fields: list[tuple[bytes, bytes]], limits: HttpLimits) -> Refusal | None:
-    """431 for a head with too many fields, or larger than `HttpLimits.max_header_size`."""
+    431 for a head with too many fields, or larger than `HttpLimits.max_header_size`;
+    400 for a ``Content-Length`` that is not a number, 413 for one past the limit.
+    """
     if len(fields) > limits.max_header_count:
         return _TOO_MANY_FIELDS
-    if sum(len(name) + len(value) + 4 for name, value in fields) > limits.max_header_size:
-        return _HEAD_TOO_LARGE
-    return None
-
-
-def _content_length(fields: list[tuple[bytes, bytes]]) -> int | None:
-    """The declared body size (None: not declared; -1: not a number)."""
+    size = 0
+    declared: int | None = None
     for name, value in fields:
-        if name == b"content-length":
-            text = value.decode(_CODEC).strip()
-            # (the ASGI server refused malformed framing; a comma list is one value repeated)
-            first = text.split(",")[0].strip()
-            return int(first) if first.isdigit() else -1
-    return None
+        size += len(name) + len(value) + 4
+        if name == b"content-length" and declared is None:
+            declared = _length(value)
+    if size > limits.max_header_size:
+        return _HEAD_TOO_LARGE
+    if declared is None:
+        return None
+    if declared < 0:
+        return _BAD_LENGTH
+    return _TOO_LARGE if declared > limits.max_body_size else declared
+
+
+def _length(value: bytes) -> int:
+    """A ``Content-Length`` value (-1: not a number).
+
+    (The ASGI server refused malformed framing; a comma list is one value repeated.)
+    """
+    first = value.split(b",", 1)[0].strip()
+    return int(first) if first.isdigit() else -1
