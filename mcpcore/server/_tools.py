@@ -146,6 +146,13 @@ class ToolRegistry:
         """What tools/list publishes, in registration order."""
         return [tool.modern if modern else tool.legacy for tool in self._tools.values()]
 
+    def definition(self, name: str, *, modern: bool) -> types.Tool | None:
+        """The published definition of the tool ``name`` (None: no such tool)."""
+        tool = self._tools.get(name)
+        if tool is None:
+            return None
+        return tool.modern if modern else tool.legacy
+
     async def call(self, context: Context, params: types.CallToolRequestParams) -> Any:
         """Run a tools/call; the result (or an InputRequiredResult to pass through)."""
         tool = self._tools.get(params.name)

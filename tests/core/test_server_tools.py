@@ -214,3 +214,23 @@ def test_capabilities_follow_what_is_registered() -> None:
     server.tools.add(lambda: "", name="t")
     assert server.capabilities.tools == types.ServerToolsCapability(list_changed=True)
     assert server.capabilities.prompts is types.UNSET
+
+
+def test_one_definition_is_found_by_name_as_the_list_publishes_it() -> None:
+    server = Server("t", "1")
+
+    @server.tool()
+    def first(a: int) -> str:
+        """One."""
+        return str(a)
+
+    @server.tool()
+    def second() -> str:
+        """Two."""
+        return ""
+
+    for modern in (True, False):
+        listed = {tool.name: tool for tool in server.tools.definitions(modern=modern)}
+        assert server.tools.definition("second", modern=modern) is listed["second"]
+        assert server.tools.definition("first", modern=modern) is listed["first"]
+        assert server.tools.definition("third", modern=modern) is None

@@ -142,18 +142,18 @@ class ModernEndpoint:
 
     def _header_params(self, tool_name: str) -> tuple[HeaderParam, ...]:
         """The ``x-mcp-header`` arguments of a registered tool (cached per definition)."""
-        for tool in self._server.tools.definitions(modern=True):
-            if tool.name == tool_name:
-                cached = self._tool_params.get(tool_name)
-                if cached is not None and cached[0] is tool:
-                    return cached[1]
-                try:
-                    params = header_params(tool.input_schema)
-                except InvalidHeaderAnnotationError:
-                    params = ()  # (a client drops such a tool; nothing can be mirrored)
-                self._tool_params[tool_name] = (tool, params)
-                return params
-        return ()
+        tool = self._server.tools.definition(tool_name, modern=True)
+        if tool is None:
+            return ()
+        cached = self._tool_params.get(tool_name)
+        if cached is not None and cached[0] is tool:
+            return cached[1]
+        try:
+            params = header_params(tool.input_schema)
+        except InvalidHeaderAnnotationError:
+            params = ()  # (a client drops such a tool; nothing can be mirrored)
+        self._tool_params[tool_name] = (tool, params)
+        return params
 
 
 def _removed(
