@@ -22,10 +22,13 @@ catches them need not know which library raised.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import anyio
 import anyio.abc
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from sniffio import current_async_library_cvar, thread_local
 
@@ -54,9 +57,11 @@ __all__ = [
     "Lock",
     "Semaphore",
     "cancelled_class",
+    "checkpoint_function",
     "current_task",
     "current_time",
     "open_channel",
+    "open_task_group",
     "sleep",
 ]
 
@@ -154,3 +159,13 @@ def current_task() -> object:
 def cancelled_class() -> type[BaseException]:
     """The exception the running library cancels with."""
     return anyio.get_cancelled_exc_class()
+
+
+def open_task_group() -> AbstractAsyncContextManager[AnyTaskGroup]:
+    """A task group: trio's own nursery under trio (anyio's would wrap it), anyio's else."""
+    return trio.open_nursery() if _on_trio() else anyio.create_task_group()
+
+
+def checkpoint_function() -> Callable[[], Awaitable[None]]:
+    """The running library's checkpoint, for a loop to look up once and call often."""
+    return trio.lowlevel.checkpoint if _on_trio() else anyio.lowlevel.checkpoint

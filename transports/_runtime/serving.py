@@ -34,11 +34,7 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager
 from typing import Final
-
-import anyio
-from sniffio import current_async_library
 
 from mcpcore import (
     CancelRequested,
@@ -60,7 +56,6 @@ from transports._runtime.admission import (
     MAX_WAITING_REQUESTS,
     AdmissionQueue,
 )
-from transports._runtime.primitives import AnyTaskGroup
 from transports._runtime.requestlog import answer, log_protocol_error
 from transports._runtime.workers import WorkerPool
 from transports._runtime.writer import MessageWriter
@@ -84,19 +79,6 @@ _Answer = ResponseReceived | ErrorReceived | InvalidResponse
 
 def _request_id(job: _Request) -> RequestId:
     return job.event.request_id
-
-
-def _open_task_group() -> AbstractAsyncContextManager[AnyTaskGroup]:
-    """The running library's task group: trio's own nursery under trio, anyio's elsewhere.
-
-    (`primitives` offers none; this asks its question. Under trio, anyio's task group
-    would wrap a nursery, and its cancel scope, in objects of its own.)
-    """
-    if current_async_library() == "trio":
-        import trio  # (running, so imported already)
-
-        return trio.open_nursery()
-    return anyio.create_task_group()
 
 
 class ServerDriver:
@@ -159,7 +141,7 @@ class ServerDriver:
         server, connection = self._server, self._connection
         server.attach(connection, self._notifications)
         try:
-            async with _open_task_group() as nursery:
+            async with primitives.open_task_group() as nursery:
                 handlers = self._handlers = WorkerPool(
                     nursery, self._handle, _request_id, abandon=self._abandon
                 )
