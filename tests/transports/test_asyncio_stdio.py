@@ -22,15 +22,14 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import anyio
-import mcp_types as sdk_types
 import pytest
 from anyio.abc import Process
 from mcp import Client, StdioServerParameters
-from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import stdio_client
 
 from mcpcore.framing import LineFramer
 from tests.transports.anyio_helpers import anyio_runner
+from tests.transports.sdk_callbacks import Callbacks, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "tests" / "transports" / "asyncio_stdio_server.py"
@@ -60,43 +59,6 @@ def connect(mode: str, *options: str, errlog: TextIO | None = None, **callbacks:
     )
     transport = stdio_client(parameters, errlog=errlog or sys.stderr)
     return Client(transport, mode=mode, read_timeout_seconds=READ_TIMEOUT, **callbacks)
-
-
-def text_of(result: sdk_types.CallToolResult) -> list[str]:
-    return [block.text for block in result.content if isinstance(block, sdk_types.TextContent)]
-
-
-class Callbacks:
-    """The SDK's sampling and elicitation callbacks, recording what they are asked."""
-
-    def __init__(self) -> None:
-        self.sampled: list[Any] = []
-        self.elicited: list[Any] = []
-
-    def as_kwargs(self) -> dict[str, Any]:
-        return {"sampling_callback": self.sample, "elicitation_callback": self.elicit}
-
-    async def sample(
-        self, context: ClientRequestContext, params: sdk_types.CreateMessageRequestParams
-    ) -> sdk_types.CreateMessageResult:
-        self.sampled.append(context.request_id)
-        return sdk_types.CreateMessageResult(
-            role="assistant",
-            content=sdk_types.TextContent(type="text", text="Paris"),
-            model="asyncio-model",
-            stop_reason="endTurn",
-        )
-
-    async def elicit(
-        self, context: ClientRequestContext, params: sdk_types.ElicitRequestParams
-    ) -> sdk_types.ElicitResult:
-        assert isinstance(params, sdk_types.ElicitRequestFormParams)
-        self.elicited.append(context.request_id)
-        answers = {"name": "Ada", "color": "green", "username": "ada", "email": "a@b.c"}
-        properties = params.requested_schema.get("properties", {})
-        return sdk_types.ElicitResult(
-            action="accept", content={key: answers[key] for key in properties if key in answers}
-        )
 
 
 # -- the official SDK's client ------------------------------------------------------
@@ -144,7 +106,7 @@ async def test_legacy_sampling_and_elicitation_reach_the_sdk_callbacks() -> None
         [text] = text_of(elicited)
         assert "accept" in text
     # JSON-RPC ids of our requests (ints), not the 2026-07-28 inputRequests keys.
-    assert [type(key) for key in callbacks.sampled + callbacks.elicited] == [int, int]
+    assert [type(key) for key, _ in callbacks.sampled + callbacks.elicited] == [int, int]
 
 
 @anyio_test
@@ -154,7 +116,7 @@ async def test_modern_input_required_results_reach_the_sdk_callbacks() -> None:
         assert client.protocol_version == MODERN
         result = await client.call_tool("test_input_required_result_multi_round", {})
         assert text_of(result) == ['{"name":"Ada"} likes {"color":"green"}']
-        assert callbacks.elicited == ["step1", "step2"]
+        assert [key for key, _ in callbacks.elicited] == ["step1", "step2"]
 
 
 @pytest.mark.parametrize(("mode", "version"), MODES)

@@ -19,16 +19,16 @@ from __future__ import annotations
 import base64
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import mcp_types as sdk_types
 import pytest
 from mcp import Client, MCPError, StdioServerParameters
 from mcp.client.session import ClientRequestContext
-from pydantic import FileUrl
 
 from examples.everything import JSON_SCHEMA_2020_12, PNG
 from tests.transports.anyio_helpers import anyio_runner
+from tests.transports.sdk_callbacks import Callbacks, text_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "examples" / "everything.py"
@@ -61,68 +61,6 @@ anyio_test = anyio_runner(TEST_TIMEOUT)
 def connect(mode: str, **callbacks: Any) -> Client:
     """An SDK client for a fresh everything server; enter it to launch and negotiate."""
     return Client(SERVER, mode=mode, read_timeout_seconds=READ_TIMEOUT, **callbacks)
-
-
-def text_of(result: sdk_types.CallToolResult | sdk_types.GetPromptResult) -> list[str]:
-    """The texts of a tool result's content, or of a prompt's messages."""
-    if isinstance(result, sdk_types.GetPromptResult):
-        blocks: list[Any] = [message.content for message in result.messages]
-    else:
-        blocks = list(result.content)
-    return [block.text for block in blocks if isinstance(block, sdk_types.TextContent)]
-
-
-class Callbacks:
-    """The SDK's sampling, elicitation and roots callbacks, recording what they are asked."""
-
-    def __init__(self, *, elicit_action: Literal["accept", "decline", "cancel"] = "accept") -> None:
-        self.elicit_action = elicit_action
-        self.sampled: list[tuple[Any, sdk_types.CreateMessageRequestParams]] = []
-        self.elicited: list[tuple[Any, sdk_types.ElicitRequestFormParams]] = []
-        self.rooted: list[Any] = []
-
-    def as_kwargs(self) -> dict[str, Any]:
-        return {
-            "sampling_callback": self.sample,
-            "elicitation_callback": self.elicit,
-            "list_roots_callback": self.list_roots,
-        }
-
-    async def sample(
-        self, context: ClientRequestContext, params: sdk_types.CreateMessageRequestParams
-    ) -> sdk_types.CreateMessageResult:
-        self.sampled.append((context.request_id, params))
-        return sdk_types.CreateMessageResult(
-            role="assistant",
-            content=sdk_types.TextContent(type="text", text="Paris"),
-            model="interop-model",
-            stop_reason="endTurn",
-        )
-
-    async def elicit(
-        self, context: ClientRequestContext, params: sdk_types.ElicitRequestParams
-    ) -> sdk_types.ElicitResult:
-        assert isinstance(params, sdk_types.ElicitRequestFormParams)
-        self.elicited.append((context.request_id, params))
-        if self.elicit_action != "accept":
-            return sdk_types.ElicitResult(action=self.elicit_action)
-        properties = params.requested_schema.get("properties", {})
-        answers: dict[str, Any] = {
-            "name": "Ada",
-            "color": "green",
-            "username": "ada",
-            "email": "ada@example.com",
-            "ok": True,
-        }
-        return sdk_types.ElicitResult(
-            action="accept", content={key: answers[key] for key in properties if key in answers}
-        )
-
-    async def list_roots(self, context: ClientRequestContext) -> sdk_types.ListRootsResult:
-        self.rooted.append(context.request_id)
-        return sdk_types.ListRootsResult(
-            roots=[sdk_types.Root(uri=FileUrl("file:///tmp/interop"), name="interop")]
-        )
 
 
 # -- connection -------------------------------------------------------------------
