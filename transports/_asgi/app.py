@@ -39,7 +39,7 @@ from transports._asgi.reading import Receive, Refusal, Scope, read_request
 from transports._asgi.watching import Watch, Watcher
 from transports._asgi.writer import AsgiWriter, Send
 from transports._http.server.event_store import EventStore, MemoryEventStore
-from transports._http.server.router import Router
+from transports._http.server.router import DEFAULT_PATH, Router
 from transports._http.server.sessions import Call, abandon_call, call_key, run_call
 from transports._net.auth import BearerAuth
 from transports._net.limits import HttpLimits
@@ -52,9 +52,6 @@ from transports._runtime.workers import WorkerPool
 
 __all__ = ["DEFAULT_PATH", "AsgiApp"]
 
-#: The endpoint's path below the app's mount point (the conformance suite's and the
-#: SDK examples' ``/mcp``).
-DEFAULT_PATH: Final = "/mcp"
 
 _log = logging.getLogger(LOGGER_NAME)
 _NOT_RUNNING: Final = (

@@ -12,14 +12,13 @@ from __future__ import annotations
 import secrets
 import time
 from collections.abc import Iterable
-from typing import Final
 
 import trio
 
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
 from transports._http.server.event_store import EventStore, MemoryEventStore
-from transports._http.server.router import Router
+from transports._http.server.router import DEFAULT_PATH, Router
 from transports._http.server.sessions import Call, abandon_call, call_key, run_call
 from transports._net.accepting import (
     REJECT_TIMEOUT,
@@ -38,9 +37,6 @@ from transports._websocket.limits import WebSocketLimits
 from transports._websocket.upgrade import WebSocketUpgrade
 
 __all__ = ["DEFAULT_PATH", "REJECT_TIMEOUT", "ErrorReporter", "serve_http"]
-
-#: The endpoint path the conformance suite and the SDK examples use.
-DEFAULT_PATH: Final = "/mcp"
 
 
 async def serve_http(

@@ -40,7 +40,11 @@ from transports._net.reply import Reply, ReplyMode, ResponseWriter
 from transports._net.request import HttpRequest
 from transports._runtime.workers import WorkerPool
 
-__all__ = ["Router", "UpgradeHandler"]
+__all__ = ["DEFAULT_PATH", "Router", "UpgradeHandler"]
+
+#: The endpoint path the conformance suite and the SDK examples use (``serve_http``'s
+#: and the ASGI app's default).
+DEFAULT_PATH: Final = "/mcp"
 
 #: Takes a checked ``Upgrade: websocket`` request (and the bearer token's principal)
 #: over: answers it, and serves the connection until it ends.
