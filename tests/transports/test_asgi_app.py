@@ -528,3 +528,22 @@ def test_urls_given_to_clients_start_with_the_mount_point(backend: str) -> None:
         assert f'resource_metadata="{expected}"' in challenge
 
     run(backend, test)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_over_http2_a_refusal_carries_no_connection_field(backend: str) -> None:
+    async def test() -> None:
+        app = AsgiApp(build_server(), limits=HttpLimits(max_body_size=1000))
+        declared = {**modern_headers("tools/call"), "content-length": "5000"}
+        async with app.lifespan():
+            over_h1 = await Exchange(headers=declared).through(app)
+            h2 = Exchange(headers=declared)
+            h2.scope["http_version"] = "2"
+            over_h2 = await h2.through(app)
+        assert over_h1.status == over_h2.status == 413
+        assert over_h1.headers[b"connection"] == b"close"
+        # "MUST NOT generate a message containing connection-specific header fields"
+        # (RFC 9113 §8.2.2): the ASGI server would refuse to send it.
+        assert b"connection" not in over_h2.headers
+
+    run(backend, test)

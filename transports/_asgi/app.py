@@ -177,7 +177,8 @@ class AsgiApp:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         running = self._running
-        writer = AsgiWriter(send, primitives.current_time(), self._connections)
+        http1 = str(scope.get("http_version", "1.1")).startswith("1")
+        writer = AsgiWriter(send, primitives.current_time(), self._connections, http1=http1)
         reply = Reply(writer)
         if running is None:
             _log.error(_NOT_RUNNING)

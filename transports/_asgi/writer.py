@@ -3,8 +3,9 @@
 A whole response is ``http.response.start`` with its ``Content-Length`` and one
 ``http.response.body``; an event stream is a start without a length (the ASGI server
 chunks it) and a body message per write, ``more_body`` until the end. A `Reply` asking
-to close the connection after its response gets ``Connection: close``, which ASGI
-servers honour (there is no other way to ask them).
+to close the connection after its response gets ``Connection: close`` over HTTP/1.x,
+which ASGI servers honour (there is no other way to ask them); HTTP/2 and 3 have no such
+field (RFC 9113 §8.2.2), and the server keeps the connection.
 
 "If send() is called on a closed connection the server should raise a server-specific
 subclass of OSError" (ASGI 3, HTTP spec): that becomes `anyio.BrokenResourceError`, what
@@ -45,6 +46,7 @@ class AsgiWriter:
         "_closers",
         "_connections",
         "_locked",
+        "_may_close",
         "_modern",
         "_send",
         "_unlocked",
@@ -53,9 +55,13 @@ class AsgiWriter:
         "writing_since",
     )
 
-    def __init__(self, send: Send, now: float, connections: ConnectionPool) -> None:
+    def __init__(
+        self, send: Send, now: float, connections: ConnectionPool, *, http1: bool = True
+    ) -> None:
         self._send = send
         self._connections = connections
+        # (HTTP/2 and 3 forbid connection-specific fields, RFC 9113 §8.2.2: no close there)
+        self._may_close = http1
         self._locked = False
         self._unlocked: primitives.AnyEvent | None = None
         self._closers: list[Callable[[], None]] = []
@@ -106,7 +112,7 @@ class AsgiWriter:
     ) -> None:
         """A whole response: its head with the body's length, and the body."""
         fields = [*headers, (b"content-length", str(len(body)).encode())]
-        if close:
+        if close and self._may_close:
             fields.append(_CLOSE)
         await self._write({"type": "http.response.start", "status": status, "headers": fields})
         await self._write({"type": "http.response.body", "body": body})
