@@ -28,7 +28,7 @@ import trio.testing
 from mcpcore import Connection
 from mcpcore.server import Server
 from tests.transports.http_raw import modern_body, modern_headers
-from transports import AsgiApp, BearerAuth, HttpLimits
+from transports import AsgiApp, BearerAuth, HttpLimits, Principal
 from transports._net.partial import PARTIAL_FLOOR
 
 Message = MutableMapping[str, Any]
@@ -150,6 +150,12 @@ def build_server(events: list[str] | None = None, server: Server | None = None) 
         return "late"
 
     return server
+
+
+def with_token(exchange: Exchange, token: str) -> Exchange:
+    """``exchange`` with ``Authorization: Bearer token``."""
+    exchange.scope["headers"].append((b"authorization", f"Bearer {token}".encode()))
+    return exchange
 
 
 def result_text(body: bytes) -> str:
@@ -545,5 +551,29 @@ def test_over_http2_a_refusal_carries_no_connection_field(backend: str) -> None:
         # "MUST NOT generate a message containing connection-specific header fields"
         # (RFC 9113 §8.2.2): the ASGI server would refuse to send it.
         assert b"connection" not in over_h2.headers
+
+    run(backend, test)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bearer_auth_guards_the_endpoint_and_serves_its_metadata(backend: str) -> None:
+    async def verify(token: str) -> Principal | None:
+        return Principal("ada") if token == "good" else None
+
+    async def test() -> None:
+        auth = BearerAuth(verify, authorization_servers=["https://as.example"])
+        app = AsgiApp(build_server(), auth=auth)
+        metadata_path = "/.well-known/oauth-protected-resource/mcp"
+        async with app.lifespan():
+            metadata = await Exchange("GET", metadata_path).through(app)
+            anonymous = await call_tool("quick").through(app)
+            refused = await with_token(call_tool("quick"), "bad").through(app)
+            allowed = await with_token(call_tool("quick"), "good").through(app)
+        document = json.loads(metadata.body)
+        assert metadata.status == 200
+        assert document["resource"] == "http://127.0.0.1:8000/mcp"
+        assert document["authorization_servers"] == ["https://as.example"]
+        assert anonymous.status == refused.status == 401
+        assert (allowed.status, result_text(allowed.body)) == (200, "done")
 
     run(backend, test)
