@@ -46,7 +46,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -55,6 +54,7 @@ from typing import Final
 
 from bench._asgi_load import LoadGenerator, LoadRequest, LoadResult, PythonLoad, WrkLoad
 from bench._layer import Context, Layer
+from bench._listening import wait_listening
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._verify import BenchmarkError
 from bench.stdio import ERAS, EXPECTED_TEXT, exchanged_lines
@@ -213,7 +213,7 @@ def _server(factory: str, setup: _Setup) -> Iterator[int]:
         command, cwd=_ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     try:
-        _wait_listening(port, process, factory)
+        wait_listening(port, process, timeout=START_TIMEOUT, name=factory)
         yield port
     finally:
         process.terminate()  # (uvicorn shuts down on SIGTERM: a profile is written)
@@ -224,21 +224,6 @@ def _server(factory: str, setup: _Setup) -> Iterator[int]:
             process.wait()
         if process.stderr is not None:
             process.stderr.close()
-
-
-def _wait_listening(port: int, process: subprocess.Popen[bytes], factory: str) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            error = process.stderr.read().decode(errors="replace") if process.stderr else ""
-            raise BenchmarkError(f"{factory}: the server exited: {error.strip()[-300:]}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-        except OSError:
-            time.sleep(0.05)  # (a process starting: nothing to wait on but time)
-            continue
-        return
-    raise BenchmarkError(f"{factory}: not listening within {START_TIMEOUT:g} s")
 
 
 def _post(port: int, body: bytes, headers: Sequence[tuple[str, str]]) -> tuple[int, str, bytes]:

@@ -26,12 +26,12 @@ import socket
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 from bench._busy_poll import RECOMMENDED_BUSY_POLL, server_arguments
+from bench._listening import wait_listening
 
 __all__ = ["main", "run_once"]
 
@@ -57,7 +57,7 @@ def run_once(busy_poll: float, connections: int, duration: int) -> dict[str, flo
     ]
     server = subprocess.Popen(command, cwd=_ROOT)
     try:
-        _wait_listening(port, server)
+        wait_listening(port, server, timeout=START_TIMEOUT)
         wrk = subprocess.run(
             [
                 "wrk",
@@ -97,20 +97,6 @@ def _free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
-
-
-def _wait_listening(port: int, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"the server exited with status {server.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-        except OSError:
-            time.sleep(0.05)  # (a process starting: nothing to wait on but time)
-            continue
-        return
-    raise RuntimeError(f"the server did not listen within {START_TIMEOUT:g} s")
 
 
 def _row(label: str, numbers: dict[str, float]) -> str:

@@ -61,7 +61,6 @@ import socket
 import statistics
 import subprocess
 import sys
-import time
 import tracemalloc
 from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
@@ -69,6 +68,7 @@ from pathlib import Path
 from typing import Any, Final, NoReturn
 
 from bench._layer import Context, Layer
+from bench._listening import wait_listening
 from bench._results import MCPCORE, NOT_AVAILABLE, Unit, WorkloadResult
 from bench._verify import BenchmarkError
 
@@ -393,20 +393,6 @@ def _free_port() -> int:
         return port
 
 
-def _wait_listening(port: int, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + HTTP_START_TIMEOUT
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise BenchmarkError(f"the HTTP server exited with status {server.returncode}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1.0).close()
-        except OSError:
-            time.sleep(0.05)  # (a process starting: nothing to wait on but time)
-            continue
-        return
-    raise BenchmarkError(f"the HTTP server did not listen within {HTTP_START_TIMEOUT:g} s")
-
-
 def _open_http_session(connection: http.client.HTTPConnection, index: int) -> None:
     """``initialize`` then ``notifications/initialized``: one idle legacy session."""
     initialize = {
@@ -450,7 +436,7 @@ def http_sessions(column: str, count: int) -> float:
         stderr=subprocess.DEVNULL,
     )
     try:
-        _wait_listening(port, server)
+        wait_listening(port, server, timeout=HTTP_START_TIMEOUT, name="the HTTP server")
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=HTTP_REQUEST_TIMEOUT)
         try:
             for index in range(HTTP_WARM_UP):
