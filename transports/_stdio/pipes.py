@@ -15,14 +15,17 @@ interleaved runs against ``FdStream.send_all`` alone, on this project's 2-core V
 processes go to sleep less often between messages), 3x at 8 in flight, 2.3x at 64,
 2.2x at 256. Far past the 15% the house rule asks for going below a library's API.
 
-`PipeStream` is `trio.lowlevel.FdStream`'s counterpart for asyncio (and uvloop), which
-has none: its pipe transports push what they read into a protocol's callbacks and
-buffer what they are given to write without bound, where the runtime asks for bytes
-when it has room for them (`transports._stdio.lines`) and waits while the peer does not
-read (`MessageWriter`'s backpressure). It waits for the descriptor through anyio's
-public `anyio.wait_readable` and `anyio.wait_writable` (the loop's ``add_reader``) and,
-like ``FdStream``, is Unix-only. (A regular file never makes it wait: ``< requests.jsonl``
-works.)
+`PipeStream` is `trio.lowlevel.FdStream`'s counterpart for asyncio (and uvloop): a
+descriptor of our own (a duplicate of stdin, the private stdout), read and written with
+``os.read``/``os.write`` and waited for through anyio's public `anyio.wait_readable`
+and `anyio.wait_writable` (the loop's ``add_reader``), as ``FdStream`` does under trio.
+asyncio's own pipe streams (``connect_read_pipe``/``connect_write_pipe``) do not fit, for
+two reasons that are not about speed: their write transport keeps what it could not write
+in a buffer of its own, so `write_now`'s direct writes to the same descriptor could
+overtake bytes still queued there (messages out of order), where `PipeStream.send_all`
+holds nothing back; and they refuse a regular file (``< requests.jsonl``), which
+`PipeStream` reads like any descriptor (it never has to wait). Unix-only, like
+``FdStream``.
 """
 
 from __future__ import annotations
