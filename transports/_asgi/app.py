@@ -40,7 +40,6 @@ from transports._asgi.watching import Watch, Watcher
 from transports._asgi.writer import AsgiWriter, Send
 from transports._http.server.event_store import EventStore, MemoryEventStore
 from transports._http.server.router import DEFAULT_PATH, Router
-from transports._http.server.sessions import Call, abandon_call, call_key, run_call
 from transports._net.auth import BearerAuth
 from transports._net.limits import HttpLimits
 from transports._net.partial import PARTIAL_BUDGET
@@ -48,7 +47,6 @@ from transports._net.reply import REPLY_MODES, Reply, ReplyMode
 from transports._runtime import primitives
 from transports._runtime.requestlog import LOGGER_NAME
 from transports._runtime.serving import SECRET_SIZE
-from transports._runtime.workers import WorkerPool
 
 __all__ = ["DEFAULT_PATH", "AsgiApp"]
 
@@ -142,20 +140,18 @@ class AsgiApp:
         limits = self.limits
         async with anyio.create_task_group() as group:
             with PARTIAL_BUDGET.limited_to(limits.max_partial_bytes):
-                pool: WorkerPool[Call] = WorkerPool(group, run_call, call_key, abandon=abandon_call)
                 router = Router(
                     self.server,
                     path=self.path,
                     origins=self._origins,
                     auth=self._auth,
                     legacy=self._legacy,
-                    pool=pool,
+                    tasks=group,
                     store=self._store,
                     limits=limits,
                     replies=self._replies,
                 )
                 watcher = Watcher(group, limits)
-                group.start_soon(router.legacy.sessions.expire_forever)
                 group.start_soon(watcher.run)
                 self._running = _Running(router, watcher)
                 try:

@@ -19,7 +19,6 @@ from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
 from transports._http.server.event_store import EventStore, MemoryEventStore
 from transports._http.server.router import DEFAULT_PATH, Router
-from transports._http.server.sessions import Call, abandon_call, call_key, run_call
 from transports._net.accepting import (
     REJECT_TIMEOUT,
     ErrorReporter,
@@ -32,7 +31,6 @@ from transports._net.partial import apply_budget
 from transports._net.reply import REPLY_MODES, ReplyMode
 from transports._net.server_connection import HttpConnection
 from transports._runtime.serving import SECRET_SIZE
-from transports._runtime.workers import WorkerPool
 from transports._websocket.limits import WebSocketLimits
 from transports._websocket.upgrade import WebSocketUpgrade
 
@@ -125,20 +123,18 @@ async def serve_http(
     listeners = await trio.open_tcp_listeners(port, host=host)
     async with trio.open_nursery() as nursery:
         await nursery.start(apply_budget, budget)
-        pool: WorkerPool[Call] = WorkerPool(nursery, run_call, call_key, abandon=abandon_call)
         router = Router(
             server,
             path=path,
             origins=OriginPolicy(allowed_hosts, allowed_origins),
             auth=auth,
             legacy=legacy,
-            pool=pool,
+            tasks=nursery,
             store=event_store or MemoryEventStore(),
             limits=limits,
             websocket=upgrade,
             replies=replies,
         )
-        nursery.start_soon(router.legacy.sessions.expire_forever)
         open_connections = trio.Semaphore(limits.max_connections)
 
         async def serve_one(stream: trio.SocketStream) -> None:

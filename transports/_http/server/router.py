@@ -31,13 +31,14 @@ from mcpcore.versions import Era
 from transports._http.server.event_store import EventStore
 from transports._http.server.legacy import LegacyEndpoint
 from transports._http.server.modern import ModernEndpoint
-from transports._http.server.sessions import Call
+from transports._http.server.sessions import Call, abandon_call, call_key, run_call
 from transports._http.server.sse2024 import SESSION_PARAMETER, Sse2024Endpoint
 from transports._net.auth import BearerAuth
 from transports._net.gate import EndpointGate
 from transports._net.limits import HttpLimits
 from transports._net.reply import Reply, ReplyMode, ResponseWriter
 from transports._net.request import HttpRequest
+from transports._runtime.primitives import AnyTaskGroup
 from transports._runtime.workers import WorkerPool
 
 __all__ = ["DEFAULT_PATH", "Router", "UpgradeHandler"]
@@ -63,7 +64,8 @@ class Router:
         origins: The hosts and origins served.
         auth: Bearer-token authorization, or None.
         legacy: Serve the legacy eras (2024-11-05 … 2025-11-25) too.
-        pool: The workers running legacy requests.
+        tasks: Where the router's tasks run: the workers of legacy requests and the
+            expiry of idle sessions (cancelling it ends them).
         store: The event store of legacy streams.
         limits: The server's limits.
         websocket: What takes WebSocket upgrades of the endpoint over, if any.
@@ -78,7 +80,7 @@ class Router:
         origins: OriginPolicy,
         auth: BearerAuth | None,
         legacy: bool,
-        pool: WorkerPool[Call],
+        tasks: AnyTaskGroup,
         store: EventStore,
         limits: HttpLimits,
         websocket: UpgradeHandler | None = None,
@@ -91,8 +93,10 @@ class Router:
         self.modern = ModernEndpoint(
             server, stream_backlog=limits.max_stream_backlog, replies=replies
         )
+        pool: WorkerPool[Call] = WorkerPool(tasks, run_call, call_key, abandon=abandon_call)
         self.legacy = LegacyEndpoint(server, pool, store, limits, replies)
         self.sse2024 = Sse2024Endpoint(server, pool, limits)
+        tasks.start_soon(self.legacy.sessions.expire_forever)
 
     async def __call__(self, request: HttpRequest, reply: Reply, http: ResponseWriter) -> None:
         """Answer one request."""
