@@ -64,6 +64,7 @@ class Exchange:
         root_path: str = "",
         query: bytes = b"",
         stall: bool = False,
+        pause: float = 0.0,
     ) -> None:
         fields = [(k.lower().encode(), v.encode()) for k, v in (headers or {}).items()]
         fields.append((b"host", b"127.0.0.1:8000"))
@@ -80,6 +81,7 @@ class Exchange:
         }
         self._pieces = list(pieces if pieces is not None else [body])
         self._stall = stall  # the body's last piece never comes
+        self._pause = pause  # seconds before the body's last piece comes
         self.hung_up = anyio.Event()
         self.received = 0
         self.messages: list[Message] = []
@@ -87,6 +89,9 @@ class Exchange:
     async def receive(self) -> Message:
         """The next ``http.request`` piece; then ``http.disconnect`` once hung up."""
         self.received += 1
+        if self._pause and len(self._pieces) == 1:
+            await anyio.sleep(self._pause)
+            self._pause = 0.0
         if self._pieces and not (self._stall and len(self._pieces) == 1):
             data = self._pieces.pop(0)
             return {"type": "http.request", "body": data, "more_body": bool(self._pieces)}
@@ -398,6 +403,26 @@ def test_hanging_up_cancels_a_long_request(backend: str) -> None:
         assert events == ["cancelled"]
 
     run(backend, test)
+
+
+def test_a_request_whose_body_came_late_is_still_watched_once_it_runs() -> None:
+    async def test() -> None:
+        events: list[str] = []
+        app = AsgiApp(build_server(events), limits=HttpLimits(body_timeout=60))
+        body = modern_body("tools/call", {"name": "slow", "arguments": {}})
+        late = Exchange(
+            headers=modern_headers("tools/call", "slow"), pieces=[body[:10], body[10:]], pause=1
+        )
+        async with app.lifespan(), anyio.create_task_group() as group:
+            group.start_soon(late.through, app)
+            await anyio.sleep(3)  # the body whole after 1 s; the call long by 3 s
+            hung_up_at = anyio.current_time()
+            late.hung_up.set()
+        # Noticed by the long request's watcher at once, not at the body's deadline.
+        assert events == ["cancelled"]
+        assert anyio.current_time() - hung_up_at < 1
+
+    run("trio", test, autojump=True)
 
 
 def test_a_quiet_long_request_becomes_a_stream_with_keepalive_comments() -> None:

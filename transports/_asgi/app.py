@@ -187,7 +187,7 @@ class AsgiApp:
             watch = Watch(writer, reply, receive, cancel, writer.last_write)
             running.watcher.watch(watch)
             try:
-                await self._serve(scope, watch, running.router)
+                await self._serve(scope, watch, running)
                 clean = not cancel.cancel_called
             except (*primitives.BROKEN, *primitives.CLOSED):
                 pass  # the client is gone: nobody to answer
@@ -197,16 +197,16 @@ class AsgiApp:
         if watch.late_body:
             await reply.refuse(_TIMED_OUT.status, _TIMED_OUT.message, close=True)
 
-    async def _serve(self, scope: Scope, watch: Watch, router: Router) -> None:
+    async def _serve(self, scope: Scope, watch: Watch, running: _Running) -> None:
         """Read the request, then have the router answer it."""
-        reply = watch.reply
+        reply, router, watcher = watch.reply, running.router, running.watcher
         request = await read_request(scope, watch.receive, self.limits)
         if request is None:
             return  # the client left before its request was whole
         if isinstance(request, Refusal):
             await reply.refuse(request.status, request.message, headers=request.headers, close=True)
             return
-        watch.answering(primitives.current_time())
+        watcher.answering(watch, primitives.current_time())
         await router(request, reply, watch.writer)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

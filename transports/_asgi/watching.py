@@ -77,11 +77,6 @@ class Watch:
         self.done = False
         self.task: AnyCancelScope | None = None  # the long request's own watcher
 
-    def answering(self, now: float) -> None:
-        """Its body is whole: the answer begins (the nudge is due after it)."""
-        self.arrived = True
-        self.started = now
-
     def end(self) -> None:
         """The request is over: forget it (and stop its own watcher if it has one)."""
         self.done = True
@@ -104,8 +99,20 @@ class Watcher:
         self._order = itertools.count()
         self._alarm: AnyCancelScope | None = None
 
+    def answering(self, watch: Watch, now: float) -> None:
+        """The request's body is whole: its answer begins (the nudge is due after it).
+
+        A body that came late had its next ring moved to its body deadline: it is
+        brought back to the nudge.
+        """
+        watch.arrived = True
+        watch.started = now
+        if watch.due > now + NUDGE_DELAY:
+            watch.due = now + NUDGE_DELAY
+            self.watch(watch)
+
     def watch(self, watch: Watch) -> None:
-        """Start watching a request."""
+        """Start watching a request (or ring it at its new `Watch.due`)."""
         heapq.heappush(self._heap, (watch.due, next(self._order), watch))
         alarm = self._alarm
         if alarm is not None and watch.due < alarm.deadline:
@@ -125,8 +132,8 @@ class Watcher:
             self._alarm = None
             now = primitives.current_time()
             while heap and heap[0][0] <= now:
-                _, _, watch = heapq.heappop(heap)
-                if not watch.done:
+                due, _, watch = heapq.heappop(heap)
+                if not watch.done and due == watch.due:  # (else its ring was moved)
                     self._ring(watch, now)
 
     def _ring(self, watch: Watch, now: float) -> None:
