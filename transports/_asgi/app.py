@@ -189,7 +189,7 @@ class AsgiApp:
             try:
                 await self._serve(scope, watch, running)
                 clean = not cancel.cancel_called
-            except (*primitives.BROKEN, *primitives.CLOSED):
+            except primitives.GONE:
                 pass  # the client is gone: nobody to answer
             finally:
                 watch.end()

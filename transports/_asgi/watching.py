@@ -189,7 +189,7 @@ class Watcher:
         if now - writer.last_write >= self._limits.sse_keepalive_interval:
             try:
                 await watch.reply.keepalive()
-            except (*primitives.BROKEN, *primitives.CLOSED):
+            except primitives.GONE:
                 watch.scope.cancel()
                 return False
             writer.last_write = primitives.current_time()

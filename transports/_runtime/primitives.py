@@ -44,6 +44,7 @@ __all__ = [
     "BROKEN",
     "CLOSED",
     "END_OF_CHANNEL",
+    "GONE",
     "WOULD_BLOCK",
     "AnyCancelScope",
     "AnyEvent",
@@ -89,6 +90,8 @@ WOULD_BLOCK: Final = _exceptions(anyio.WouldBlock, "WouldBlock")
 CLOSED: Final = _exceptions(anyio.ClosedResourceError, "ClosedResourceError")
 #: A stream or channel whose other side is gone.
 BROKEN: Final = _exceptions(anyio.BrokenResourceError, "BrokenResourceError")
+#: Either: a stream or channel that can't be used any more.
+GONE: Final = CLOSED + BROKEN
 #: A channel whose senders are all closed, and empty.
 END_OF_CHANNEL: Final = _exceptions(anyio.EndOfStream, "EndOfChannel")
 

@@ -35,9 +35,8 @@ from typing import Final, Protocol
 
 from transports._runtime import primitives
 from transports._runtime.primitives import (
-    BROKEN,
-    CLOSED,
     END_OF_CHANNEL,
+    GONE,
     WOULD_BLOCK,
     AnyReceiveChannel,
     AnySendChannel,
@@ -74,12 +73,11 @@ WRITES_PER_TURN: Final = 16
 #: needs its own bound): a peer that reads nothing for this long is treated as gone.
 WRITE_TIMEOUT: Final = 30.0
 
-#: What a stream raises when nothing more can be written to it (either library's class).
-_GONE: Final = CLOSED + BROKEN
-#: What `MessageWriter._write` raises when it fails: that, or the write timed out.
-_WRITE_FAILED: Final[tuple[type[Exception], ...]] = (*_GONE, TimeoutError)
+#: What `MessageWriter._write` raises when it fails: the stream is gone
+#: (`transports._runtime.primitives.GONE`), or the write timed out.
+_WRITE_FAILED: Final[tuple[type[Exception], ...]] = (*GONE, TimeoutError)
 #: What queueing a message without waiting raises when it can't be queued.
-_NOT_QUEUED: Final = WOULD_BLOCK + _GONE
+_NOT_QUEUED: Final = WOULD_BLOCK + GONE
 #: What taking a message without waiting raises when none is there.
 _NONE_WAITING: Final = WOULD_BLOCK + END_OF_CHANNEL
 
@@ -165,7 +163,7 @@ class MessageWriter:
         self._unwritten += 1
         try:
             await self._send_channel.send(data)
-        except _GONE:
+        except GONE:
             self._unwritten -= 1
             raise ConnectionError(self._why_closed()) from self.failure
         except BaseException:
@@ -188,7 +186,7 @@ class MessageWriter:
         assert self._write_now is not None
         try:
             sent = self._write_now(data)
-        except _GONE as exc:
+        except GONE as exc:
             raise self._broken(exc) from exc
         return data[sent:]
 
@@ -216,7 +214,7 @@ class MessageWriter:
         except WOULD_BLOCK:
             await self.send(data)  # the queue is full: wait for room, like any sender
             return
-        except _GONE:
+        except GONE:
             raise ConnectionError(self._why_closed()) from self.failure
         self._unwritten += 1
         self._posted += 1

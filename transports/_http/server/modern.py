@@ -200,7 +200,7 @@ class _RequestOutbound:
         if primitives.current_task() is self._owner and self._take is None:
             try:
                 await self._reply.stream_message(data)
-            except (*primitives.BROKEN, *primitives.CLOSED) as exc:
+            except primitives.GONE as exc:
                 raise ConnectionError("the client closed the stream") from exc
             return
         queue = self._open_queue()

@@ -62,7 +62,7 @@ class Sse2024Session(Session):
         """Queue a message for the stream (waits while the client is behind)."""
         try:
             await self.outgoing.send(encode_event(message, event=_MESSAGE))
-        except (*primitives.CLOSED, *primitives.BROKEN):
+        except primitives.GONE:
             raise ConnectionError("the client's stream is closed") from None
 
     # The session is its own `mcpcore.server.Outbound` (connection-level messages) and
