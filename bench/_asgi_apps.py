@@ -35,8 +35,13 @@ from typing import Any, Final
 
 import msgspec
 
+from mcpcore.versions import LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION
+
 __all__ = [
+    "INITIALIZE",
+    "INITIALIZED",
     "PROFILE_VARIABLE",
+    "REQUEST_HEADERS",
     "echo_legacy",
     "echo_modern",
     "mcpcore_legacy",
@@ -44,6 +49,31 @@ __all__ = [
     "sdk_legacy",
     "sdk_modern",
 ]
+
+#: Each era's request headers (besides Content-Type and Accept): what mcpcore's client
+#: sends with a 2026-07-28 ``tools/call`` of ``get_weather``, and a 2025-11-25 one.
+REQUEST_HEADERS: Final[dict[str, tuple[tuple[str, str], ...]]] = {
+    "legacy": (("MCP-Protocol-Version", LATEST_LEGACY_VERSION),),
+    "modern": (
+        ("MCP-Protocol-Version", LATEST_MODERN_VERSION),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "get_weather"),
+    ),
+}
+#: The two messages that open a 2025-11-25 session before the load.
+INITIALIZE: Final = msgspec.json.encode(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": LATEST_LEGACY_VERSION,
+            "capabilities": {},
+            "clientInfo": {"name": "bench-asgi", "version": "1.0"},
+        },
+    }
+)
+INITIALIZED: Final = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 
 #: The environment variable that turns cProfile on in a server process (its value: the
 #: file the stats go to).

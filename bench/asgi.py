@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import http.client
 import importlib.util
-import json
 import os
 import shutil
 import socket
@@ -52,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from bench._asgi_apps import INITIALIZE, INITIALIZED, REQUEST_HEADERS
 from bench._asgi_load import LoadGenerator, LoadRequest, LoadResult, PythonLoad, WrkLoad
 from bench._layer import Context, Layer
 from bench._listening import wait_listening
@@ -92,14 +92,6 @@ FACTORIES: Final = {MCPCORE: "mcpcore", "sdk": "sdk", "ceiling": "echo"}
 BEATS_SDK: Final = Target("SDK >= 4x", "mcpcore/sdk", 4.0)
 NEAR_ECHO: Final = Target("echo >= 0.6x", "mcpcore/ceiling", 0.6)
 #: What each era's requests carry besides the body (2025-11-25: and the session's id).
-_HEADERS: Final = {
-    "legacy": (("MCP-Protocol-Version", ERAS["legacy"]),),
-    "modern": (
-        ("MCP-Protocol-Version", ERAS["modern"]),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", "get_weather"),
-    ),
-}
 #: The session id the ceiling is sent (it keeps no sessions): as long as mcpcore's.
 _CEILING_SESSION: Final = "0" * 32
 
@@ -248,22 +240,11 @@ def _post(port: int, body: bytes, headers: Sequence[tuple[str, str]]) -> tuple[i
 
 def _open_session(port: int) -> str:
     """A 2025-11-25 session, initialized (``initialize``, ``notifications/initialized``)."""
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": ERAS["legacy"],
-            "capabilities": {},
-            "clientInfo": {"name": "bench-asgi", "version": "1.0"},
-        },
-    }
-    status, session, body = _post(port, json.dumps(initialize).encode(), ())
+    status, session, body = _post(port, INITIALIZE, ())
     if status != 200 or not session:
         raise BenchmarkError(f"initialize answered {status} {body[:200]!r}")
-    headers = (*_HEADERS["legacy"], ("Mcp-Session-Id", session))
-    initialized = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
-    status, _, body = _post(port, initialized, headers)
+    headers = (*REQUEST_HEADERS["legacy"], ("Mcp-Session-Id", session))
+    status, _, body = _post(port, INITIALIZED, headers)
     if status not in (200, 202):
         raise BenchmarkError(f"notifications/initialized answered {status} {body[:200]!r}")
     return session
@@ -275,7 +256,7 @@ def _request(column: str, port: int, era: str) -> LoadRequest:
     2025-11-25: in a new session, whose id every request carries (the ceiling, which has
     no sessions, gets an id of the same length, so that it reads the same header bytes).
     """
-    headers = _HEADERS[era]
+    headers = REQUEST_HEADERS[era]
     if era == "legacy":
         session = _CEILING_SESSION if column == "ceiling" else _open_session(port)
         headers = (*headers, ("Mcp-Session-Id", session))

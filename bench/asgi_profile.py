@@ -25,7 +25,6 @@ import argparse
 import asyncio
 import cProfile
 import io
-import json
 import pstats
 import statistics
 import sys
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from bench import _asgi_apps
+from bench._asgi_apps import REQUEST_HEADERS
 from bench.stdio import ERAS, EXPECTED_TEXT, exchanged_lines
 
 __all__ = ["main", "per_request"]
@@ -43,14 +43,6 @@ __all__ = ["main", "per_request"]
 _ROOT: Final = Path(__file__).resolve().parent.parent
 #: Requests per timed run, and runs (the median is reported).
 REQUESTS, RUNS = 2000, 5
-_HEADERS: Final = {
-    "legacy": [(b"mcp-protocol-version", ERAS["legacy"].encode())],
-    "modern": [
-        (b"mcp-protocol-version", ERAS["modern"].encode()),
-        (b"mcp-method", b"tools/call"),
-        (b"mcp-name", b"get_weather"),
-    ],
-}
 Message = MutableMapping[str, Any]
 App = Callable[..., Any]
 
@@ -132,27 +124,15 @@ async def _running(app: Any) -> AsyncIterator[None]:
 
 async def _headers_for(app: App, era: str, column: str) -> list[tuple[bytes, bytes]]:
     """The request's headers: 2025-11-25, in a new session (the echo: a dummy id)."""
-    headers = list(_HEADERS[era])
+    headers = [(name.lower().encode(), value.encode()) for name, value in REQUEST_HEADERS[era]]
     if era != "legacy":
         return headers
     if column == "ceiling":
         return [*headers, (b"mcp-session-id", b"0" * 32)]
-    initialize = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": ERAS["legacy"],
-                "capabilities": {},
-                "clientInfo": {"name": "bench", "version": "1"},
-            },
-        }
-    ).encode()
-    answer = await _post(app, initialize, [])
+    answer = await _post(app, _asgi_apps.INITIALIZE, [])
     session = answer.header(b"mcp-session-id")
     headers.append((b"mcp-session-id", session))
-    await _post(app, b'{"jsonrpc":"2.0","method":"notifications/initialized"}', headers)
+    await _post(app, _asgi_apps.INITIALIZED, headers)
     return headers
 
 
