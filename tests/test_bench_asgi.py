@@ -7,14 +7,9 @@ anything was (a test never asserts a timing, see shared/PERF.md).
 from __future__ import annotations
 
 import importlib.util
-import json
-import os
 import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,6 +19,7 @@ from bench._harness import Settings
 from bench._layer import Context
 from bench._optional import Availability
 from bench.stdio import EXPECTED_TEXT, exchanged_lines
+from tests.test_bench_smoke import run_bench, workloads_by_name
 
 ROOT = Path(__file__).parent.parent
 UVICORN_INSTALLED = importlib.util.find_spec("uvicorn") is not None
@@ -39,24 +35,12 @@ MODERN_HEADERS = (
 
 @needs_uvicorn
 def test_quick_run_at_one_connection_count_has_both_eras_and_no_errors(tmp_path: Path) -> None:
-    report = tmp_path / "asgi.json"
-    completed = subprocess.run(
-        [sys.executable, "-m", "bench", "--only", "asgi", "--quick", "--json", str(report)],
-        cwd=ROOT,
-        env={**os.environ, asgi.CONNECTIONS_VARIABLE: "8"},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
-    assert completed.returncode == 0, completed.stdout + completed.stderr
-    document: dict[str, Any] = json.loads(report.read_text())
-    assert document["errors"] == []
-    rows = {workload["name"]: workload for workload in document["workloads"]}
+    table, _, document = run_bench(tmp_path, "--only", "asgi", env={asgi.CONNECTIONS_VARIABLE: "8"})
+    rows = workloads_by_name(document)
     assert set(rows) == {asgi.workload_name(8, "modern"), asgi.workload_name(8, "legacy")}
     columns = ["mcpcore", "ceiling", *(["sdk"] if SDK_INSTALLED else [])]
     for name, row in rows.items():
-        assert name in completed.stdout
+        assert name in table
         assert row["layer"] == "asgi"
         assert row["unit"] == "round trips/s"
         parameters = row["parameters"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -59,12 +60,18 @@ TRANSPORTS = {"stdio": "stdio", "http-json": "http", "http-sse": "http", "websoc
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run_bench(tmp_path: Path, *options: str) -> tuple[str, str, dict[str, Any]]:
-    """Run a quick benchmark; return the printed table, the progress and the JSON report."""
+def run_bench(
+    tmp_path: Path, *options: str, env: dict[str, str] | None = None
+) -> tuple[str, str, dict[str, Any]]:
+    """Run a quick benchmark; return the printed table, the progress and the JSON report.
+
+    ``env``: variables set for the run besides this process's.
+    """
     report = tmp_path / "bench.json"
     completed = subprocess.run(
         [sys.executable, "-m", "bench", "--quick", "--json", str(report), *options],
         cwd=ROOT,
+        env={**os.environ, **(env or {})},
         capture_output=True,
         text=True,
         check=False,
