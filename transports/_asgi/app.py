@@ -26,7 +26,7 @@ import logging
 import secrets
 import time
 from collections.abc import AsyncIterator, Iterable, MutableMapping
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any, Final
 
 import anyio
@@ -40,6 +40,7 @@ from transports._asgi.watching import Watch, Watcher
 from transports._asgi.writer import AsgiWriter, Send
 from transports._http.server.event_store import EventStore, MemoryEventStore
 from transports._http.server.router import DEFAULT_PATH, Router
+from transports._http.server.sharing import SessionSharing, SharedSessions
 from transports._net.auth import BearerAuth
 from transports._net.limits import HttpLimits
 from transports._net.partial import PARTIAL_BUDGET
@@ -79,7 +80,8 @@ class AsgiApp:
     Args:
         server: What to serve. It gets a random key and the wall clock if it has none
             (for its cursors and 2026-07-28 requestState). Several workers or hosts
-            serving one deployment must share one key: configure it on the server.
+            serving one deployment must share one key: give them a ``deployment``, or
+            configure one key on the server.
         path: The endpoint's path below the app's mount point.
         allowed_hosts: ``Host`` names served (any port), or ``name:port``, or ``"*"``;
             the loopback names by default (DNS-rebinding protection). Behind a proxy,
@@ -93,6 +95,10 @@ class AsgiApp:
         limits: Sizes, counts and timeouts (`transports.HttpLimits`; the connection
             limits are the ASGI server's, see the module docstring).
         replies: How a POST carrying requests is answered (as ``serve_http``'s).
+        deployment: Serve as one worker of a `transports.Deployment` (``uvicorn
+            --workers N``, several hosts: processes sharing one Redis), joined while
+            the lifespan runs: its key, its legacy sessions and its event store (then
+            ``event_store`` is not used).
 
     Raises:
         ValueError: ``replies`` is not one of ``"auto"``, ``"json"``, ``"stream"``.
@@ -110,6 +116,7 @@ class AsgiApp:
         event_store: EventStore | None = None,
         limits: HttpLimits | None = None,
         replies: ReplyMode = "auto",
+        deployment: SessionSharing | None = None,
     ) -> None:
         if replies not in REPLY_MODES:
             raise ValueError(f"replies must be one of {', '.join(REPLY_MODES)}")
@@ -121,6 +128,7 @@ class AsgiApp:
         self._legacy = legacy
         self._store = event_store or MemoryEventStore()
         self._replies: ReplyMode = replies
+        self._deployment = deployment
         self._running: _Running | None = None
         self._connections = ConnectionPool(server)
 
@@ -136,7 +144,20 @@ class AsgiApp:
         """
         if self._running is not None:
             raise RuntimeError("the MCP app's lifespan is running already")
-        self.server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
+        limits = self.limits
+        async with AsyncExitStack() as stack:
+            sharing = None
+            if self._deployment is not None:  # (first: it gives the deployment's key)
+                sharing = await stack.enter_async_context(
+                    self._deployment.open(self.server, limits)
+                )
+            self.server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
+            async with self._serving(sharing):
+                yield
+
+    @asynccontextmanager
+    async def _serving(self, sharing: SharedSessions | None) -> AsyncIterator[None]:
+        """The server-wide parts (router, watcher, budget) while the block runs."""
         limits = self.limits
         async with anyio.create_task_group() as group:
             with PARTIAL_BUDGET.limited_to(limits.max_partial_bytes):
@@ -150,6 +171,7 @@ class AsgiApp:
                     store=self._store,
                     limits=limits,
                     replies=self._replies,
+                    sharing=sharing,
                 )
                 watcher = Watcher(group, limits)
                 group.start_soon(watcher.run)

@@ -222,6 +222,25 @@ class Reply:
         finally:
             connection.unlock()
 
+    async def relay_stream(self, head: Sequence[Header] | None, data: bytes, *, end: bool) -> None:
+        """Write a piece of an event stream another `Reply` framed (a forwarded request's).
+
+        ``head`` (the stream's header fields, given with its first piece) and ``data``
+        (encoded events) are written as they are; ``end`` ends the stream.
+        """
+        connection = self._connection
+        await connection.lock()
+        try:
+            if self.finished:
+                raise RuntimeError("the response is complete")
+            if not self.started and head is None:
+                raise RuntimeError("a relayed stream starts with its head")
+            await connection.write_stream(None if self.started else head, data, end=end)
+            self.started = self.streaming = True
+            self.finished = end
+        finally:
+            connection.unlock()
+
     # ----------------------------------------------------------- JSON-RPC answers
 
     async def answer(

@@ -188,6 +188,8 @@ class LegacyEndpoint:
         store: EventStore,
         limits: HttpLimits,
         replies: ReplyMode = "auto",
+        *,
+        id_prefix: str = "",
     ) -> None:
         self._server = server
         self._json = replies == "json"
@@ -203,6 +205,7 @@ class LegacyEndpoint:
             idle_timeout=limits.session_idle_timeout,
             handshake_timeout=limits.session_handshake_timeout,
             on_close=self._forget,
+            id_prefix=id_prefix,
         )
 
     # ------------------------------------------------------------------ POST

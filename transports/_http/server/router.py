@@ -13,6 +13,11 @@ For every request, in order:
    HTTP+SSE connection. When the legacy eras are switched off, or the header names a
    modern revision, they get 405 ("a modern-only (S) SHOULD answer them with 405").
 
+In a deployment whose workers share their sessions
+(`transports._http.server.sharing`), a legacy request naming a session another worker
+owns is forwarded to that worker after steps 1-3, and its answer relayed; while the
+shared store is unreachable, legacy requests get 503 (the 2026-07-28 era goes on).
+
 A ``GET`` asking for ``Upgrade: websocket`` goes, once checked by steps 1-3, to the
 WebSocket handler when there is one (`transports._websocket.upgrade`: it answers 101
 and takes the connection over), whatever the era. Without one, or for any other
@@ -32,6 +37,7 @@ from transports._http.server.event_store import EventStore
 from transports._http.server.legacy import LegacyEndpoint
 from transports._http.server.modern import ModernEndpoint
 from transports._http.server.sessions import Call, abandon_call, call_key, run_call
+from transports._http.server.sharing import OWNER_SEPARATOR, SharedSessions, session_owner
 from transports._http.server.sse2024 import SESSION_PARAMETER, Sse2024Endpoint
 from transports._net.auth import BearerAuth
 from transports._net.gate import EndpointGate
@@ -70,6 +76,8 @@ class Router:
         limits: The server's limits.
         websocket: What takes WebSocket upgrades of the endpoint over, if any.
         replies: How POSTed requests are answered (`ReplyMode`).
+        sharing: The sessions shared with the deployment's other workers, if any (it
+            then supplies the event store: ``store`` is not used).
     """
 
     def __init__(
@@ -85,8 +93,14 @@ class Router:
         limits: HttpLimits,
         websocket: UpgradeHandler | None = None,
         replies: ReplyMode = "auto",
+        sharing: SharedSessions | None = None,
     ) -> None:
         self._path = path
+        self._sharing = sharing
+        prefix = ""
+        if sharing is not None:
+            store = sharing.event_store
+            prefix = sharing.worker + OWNER_SEPARATOR
         self._websocket = websocket
         self._gate = EndpointGate(path=path, origins=origins, auth=auth)
         self._legacy_on = legacy
@@ -94,9 +108,11 @@ class Router:
             server, stream_backlog=limits.max_stream_backlog, replies=replies
         )
         pool: WorkerPool[Call] = WorkerPool(tasks, run_call, call_key, abandon=abandon_call)
-        self.legacy = LegacyEndpoint(server, pool, store, limits, replies)
-        self.sse2024 = Sse2024Endpoint(server, pool, limits)
+        self.legacy = LegacyEndpoint(server, pool, store, limits, replies, id_prefix=prefix)
+        self.sse2024 = Sse2024Endpoint(server, pool, limits, id_prefix=prefix)
         tasks.start_soon(self.legacy.sessions.expire_forever)
+        if sharing is not None:
+            sharing.serve(self)
 
     async def __call__(self, request: HttpRequest, reply: Reply, http: ResponseWriter) -> None:
         """Answer one request."""
@@ -113,7 +129,18 @@ class Router:
         ):
             await self._websocket(request, reply, http, principal)
             return
-        era = route_for(headers.get("mcp-protocol-version"))
+        sharing = self._sharing
+        if sharing is None:
+            await self.dispatch(request, reply, http, principal)
+        else:
+            await self._shared(sharing, request, reply, http, principal)
+
+    async def dispatch(
+        self, request: HttpRequest, reply: Reply, http: ResponseWriter, principal: str | None
+    ) -> None:
+        """Answer a request that passed the gate, as this worker's own."""
+        method = request.method
+        era = route_for(request.headers.get("mcp-protocol-version"))
         if method == "POST":
             await self._post(request, reply, http, principal, era)
         elif era is Era.MODERN or not self._legacy_on:
@@ -124,6 +151,31 @@ class Router:
             await self.legacy.delete(request, reply, principal)
         else:
             await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_LEGACY)
+
+    async def _shared(
+        self,
+        sharing: SharedSessions,
+        request: HttpRequest,
+        reply: Reply,
+        http: ResponseWriter,
+        principal: str | None,
+    ) -> None:
+        """In a shared deployment: legacy requests need the store, and go to their owner."""
+        headers = request.headers
+        if not self._legacy_on or route_for(headers.get("mcp-protocol-version")) is Era.MODERN:
+            await self.dispatch(request, reply, http, principal)
+            return
+        if not sharing.available and not await sharing.check():
+            await reply.refuse(503, "Service Unavailable: the shared session store is unreachable")
+            return
+        session_id = headers.get("mcp-session-id")
+        if session_id is None and request.method == "POST":
+            session_id = request.query_parameter(SESSION_PARAMETER)
+        owner = None if session_id is None else session_owner(session_id)
+        if owner is None or owner == sharing.worker:
+            await self.dispatch(request, reply, http, principal)
+        else:
+            await sharing.forward(owner, request, reply, http, principal)
 
     async def _post(
         self,

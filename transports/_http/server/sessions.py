@@ -374,6 +374,8 @@ class SessionTable(Generic[_S]):
         idle_timeout: Seconds an unused established session lives.
         handshake_timeout: Seconds a session lives unless its client comes back.
         on_close: Awaited for each session that ends (to free its streams).
+        id_prefix: Starts every id minted (a shared deployment's owner name,
+            `transports._http.server.sharing`).
     """
 
     def __init__(
@@ -383,8 +385,10 @@ class SessionTable(Generic[_S]):
         idle_timeout: float,
         handshake_timeout: float = math.inf,
         on_close: Callable[[_S], Awaitable[None]] | None = None,
+        id_prefix: str = "",
     ) -> None:
         self._sessions: dict[str, _S] = {}
+        self._id_prefix = id_prefix
         self._limit = limit
         self._idle_timeout = idle_timeout
         self._handshake_timeout = handshake_timeout
@@ -396,10 +400,9 @@ class SessionTable(Generic[_S]):
     def __iter__(self) -> Iterator[_S]:
         return iter(list(self._sessions.values()))
 
-    @staticmethod
-    def new_id() -> str:
-        """A fresh, unguessable session id."""
-        return secrets.token_urlsafe(SESSION_ID_BYTES)
+    def new_id(self) -> str:
+        """A fresh, unguessable session id (after the table's prefix)."""
+        return self._id_prefix + secrets.token_urlsafe(SESSION_ID_BYTES)
 
     def has_room(self) -> bool:
         """Whether another session may open without making room (`make_room`)."""

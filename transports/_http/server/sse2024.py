@@ -94,12 +94,14 @@ class Sse2024Session(Session):
 class Sse2024Endpoint:
     """Serves 2024-11-05 HTTP+SSE clients (see the module docstring)."""
 
-    def __init__(self, server: Server, pool: WorkerPool[Call], limits: HttpLimits) -> None:
+    def __init__(
+        self, server: Server, pool: WorkerPool[Call], limits: HttpLimits, *, id_prefix: str = ""
+    ) -> None:
         self._server = server
         self._pool = pool
         self._limits = limits
         self.sessions: SessionTable[Sse2024Session] = SessionTable(
-            limit=limits.max_sessions, idle_timeout=limits.session_idle_timeout
+            limit=limits.max_sessions, idle_timeout=limits.session_idle_timeout, id_prefix=id_prefix
         )
 
     async def get(
