@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
     from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
     from transports._runtime.busypoll import RECOMMENDED_BUSY_POLL, BusyPolling
-    from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SHUTDOWN_GRACE
+    from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SECRET_SIZE, SHUTDOWN_GRACE
     from transports._runtime.writer import MAX_QUEUED_MESSAGES
     from transports._stdio.asyncio_server import serve_stdio_asyncio
     from transports._stdio.client import StderrOption, StdioClient, open_stdio_client
@@ -123,6 +123,7 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "ReplyMode": ("transports._http.server", "ReplyMode"),
     "SESSION_HANDSHAKE_TIMEOUT": ("transports._http.server", "SESSION_HANDSHAKE_TIMEOUT"),
     "SESSION_IDLE_TIMEOUT": ("transports._http.server", "SESSION_IDLE_TIMEOUT"),
+    "SECRET_SIZE": ("transports._runtime.serving", "SECRET_SIZE"),
     "SHUTDOWN_GRACE": ("transports._runtime.serving", "SHUTDOWN_GRACE"),
     "SSE_KEEPALIVE_INTERVAL": ("transports._http.server", "SSE_KEEPALIVE_INTERVAL"),
     "ServerExitedError": ("transports._client.errors", "ServerExitedError"),
@@ -204,6 +205,7 @@ __all__ = [
     "MAX_WEBSOCKET_MESSAGE_SIZE",
     "PARTIAL_FLOOR",
     "RECOMMENDED_BUSY_POLL",
+    "SECRET_SIZE",
     "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",

@@ -23,8 +23,9 @@ its other connections go on.
 from __future__ import annotations
 
 import secrets
+import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Final
 
 import trio
@@ -35,6 +36,7 @@ from transports._net.accepting import ErrorReporter, accept_connections, print_e
 from transports._net.auth import BearerAuth
 from transports._net.gate import EndpointGate
 from transports._net.limits import HttpLimits
+from transports._net.listeners import open_listeners
 from transports._net.partial import apply_budget
 from transports._net.reply import Reply
 from transports._net.request import HttpRequest
@@ -54,8 +56,9 @@ _UPGRADE_REQUIRED: Final = [(b"upgrade", b"websocket"), (b"connection", b"Upgrad
 async def serve_websocket(
     server: Server,
     *,
-    port: int,
+    port: int | None = None,
     host: str = "127.0.0.1",
+    sockets: Sequence[socket.socket] | None = None,
     path: str = DEFAULT_PATH,
     allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS,
     allowed_origins: Iterable[str] = (),
@@ -77,8 +80,11 @@ async def serve_websocket(
         server: What to serve. It gets a random key and the wall clock if it has none
             (for its cursors and 2026-07-28 requestState, as the other servers do).
         port: The TCP port (0: any free port; ``task_status.started`` reports it).
+            Required unless ``sockets`` are given.
         host: The address to bind (loopback by default: "servers SHOULD bind to
             localhost when local").
+        sockets: Serve these listening sockets instead of binding ``host`` and
+            ``port`` (as `serve_http` does); closed when the server stops.
         path: The endpoint's path.
         allowed_hosts: ``Host`` names served (any port), ``name:port``, or ``"*"``;
             the loopback names by default (DNS-rebinding protection).
@@ -90,7 +96,11 @@ async def serve_websocket(
         busy_poll: Seconds each connection spins, at most, waiting for the client's next
             message before the event loop sleeps; 0 (the default) never spins. Opt in
             with `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
-        task_status: Started with the bound port once the server accepts connections.
+        task_status: Started with the bound port (the first socket's) once the server
+            accepts connections.
+
+    Raises:
+        ValueError: Neither ``port`` nor ``sockets`` is given.
     """
     server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
     limits = limits or WebSocketLimits()
@@ -109,7 +119,7 @@ async def serve_websocket(
         auth=auth,
         upgrade=WebSocketUpgrade(server, limits),
     )
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    listeners = await open_listeners(host, port, sockets)
     async with trio.open_nursery() as nursery:
         await nursery.start(apply_budget, limits.max_partial_bytes)
         open_connections = trio.Semaphore(limits.max_connections)

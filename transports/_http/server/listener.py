@@ -10,8 +10,9 @@ unexpected error is closed and reported; the server and its other connections go
 from __future__ import annotations
 
 import secrets
+import socket
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import trio
 
@@ -27,6 +28,7 @@ from transports._net.accepting import (
 )
 from transports._net.auth import BearerAuth
 from transports._net.limits import HttpLimits
+from transports._net.listeners import open_listeners
 from transports._net.partial import apply_budget
 from transports._net.reply import REPLY_MODES, ReplyMode
 from transports._net.server_connection import HttpConnection
@@ -40,8 +42,9 @@ __all__ = ["DEFAULT_PATH", "REJECT_TIMEOUT", "ErrorReporter", "serve_http"]
 async def serve_http(
     server: Server,
     *,
-    port: int,
+    port: int | None = None,
     host: str = "127.0.0.1",
+    sockets: Sequence[socket.socket] | None = None,
     path: str = DEFAULT_PATH,
     allowed_hosts: Iterable[str] = DEFAULT_ALLOWED_HOSTS,
     allowed_origins: Iterable[str] = (),
@@ -67,7 +70,12 @@ async def serve_http(
         server: What to serve. It gets a random key and the wall clock if it has none
             (for its cursors and 2026-07-28 requestState, as the stdio server does).
         port: The TCP port (0: any free port; ``task_status.started`` reports it).
+            Required unless ``sockets`` are given.
         host: The address to bind (loopback by default).
+        sockets: Serve these listening sockets instead of binding ``host`` and
+            ``port`` (which are then unused): bound, ``listen()`` called, shared with
+            other processes or not (several workers accepting on one socket). They
+            become the server's and are closed when it stops.
         path: The endpoint's path.
         allowed_hosts: ``Host`` names served (any port), or ``name:port``, or ``"*"``;
             the loopback names by default (DNS-rebinding protection).
@@ -104,10 +112,12 @@ async def serve_http(
         busy_poll: Seconds each connection spins, at most, waiting for the client's next
             request before the event loop sleeps; 0 (the default) never spins. Opt in
             with `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
-        task_status: Started with the bound port once the server accepts connections.
+        task_status: Started with the bound port (the first socket's) once the server
+            accepts connections.
 
     Raises:
-        ValueError: ``replies`` is not one of ``"auto"``, ``"json"``, ``"stream"``.
+        ValueError: ``replies`` is not one of ``"auto"``, ``"json"``, ``"stream"``, or
+            neither ``port`` nor ``sockets`` is given.
     """
     if replies not in REPLY_MODES:
         raise ValueError(f"replies must be one of {', '.join(REPLY_MODES)}")
@@ -120,7 +130,7 @@ async def serve_http(
         upgrade = WebSocketUpgrade(server, ws_limits)
         budget = min(budget, ws_limits.max_partial_bytes)  # (its upgrades draw on it too)
     report = on_error or print_error
-    listeners = await trio.open_tcp_listeners(port, host=host)
+    listeners = await open_listeners(host, port, sockets)
     async with trio.open_nursery() as nursery:
         await nursery.start(apply_budget, budget)
         router = Router(
