@@ -83,12 +83,15 @@ def test_the_checker_itself_catches_an_io_import() -> None:
 
 #: The units of the drivers, lowest first: a module may import its own unit and the units
 #: listed before it, never one after (ARCHITECTURE.md). `_runtime` knows no transport; the
-#: client core and the neutral HTTP/1.1 + socket layer know none either; WebSocket sits on
-#: `_net`; Streamable HTTP's server takes WebSocket upgrades on its endpoint; the ASGI app
-#: serves that server's router; the package exports them all; the command line is an
+#: Redis client knows only the runtime; the client core and the neutral HTTP/1.1 + socket
+#: layer know no transport either; WebSocket sits on `_net`; Streamable HTTP's server takes
+#: WebSocket upgrades on its endpoint; the ASGI app serves that server's router; a
+#: deployment of several workers (`_deploy`) answers forwarded requests with the ASGI
+#: app's per-request machinery; the package exports them all; the command line is an
 #: application on top.
 DRIVER_LAYERS = (
     "transports._runtime",
+    "transports._redis",
     "transports._client",
     "transports._net",
     "transports._stdio",
@@ -96,6 +99,7 @@ DRIVER_LAYERS = (
     "transports._http.client",
     "transports._http.server",
     "transports._asgi",
+    "transports._deploy",
     "transports",
     "mcpcore_cli",
 )

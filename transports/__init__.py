@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     )
     from transports._client.routing import MAX_SERVER_REQUESTS
     from transports._client.transport import ClientTransport
+    from transports._deploy.deployment import DEFAULT_NAMESPACE, WORKER_NAME_BYTES, Deployment
+    from transports._deploy.event_store import EVENT_TTL, RedisEventStore
+    from transports._deploy.relay import LIVENESS_INTERVAL, MAX_FORWARDED_REQUESTS, RELAY_BACKLOG
     from transports._http.client import (
         CONNECT_TIMEOUT,
         MAX_CLIENT_CONNECTIONS,
@@ -60,6 +63,7 @@ if TYPE_CHECKING:
     from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
     from transports._http.server.listener import serve_http
     from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
+    from transports._redis import RedisUnavailableError
     from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
     from transports._runtime.busypoll import RECOMMENDED_BUSY_POLL, BusyPolling
     from transports._runtime.serving import MAX_CONCURRENT_HANDLERS, SECRET_SIZE, SHUTDOWN_GRACE
@@ -87,6 +91,15 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "Client": ("transports._client.client", "Client"),
     "ClientTransport": ("transports._client.transport", "ClientTransport"),
     "ConnectionClosedError": ("transports._client.errors", "ConnectionClosedError"),
+    "DEFAULT_NAMESPACE": ("transports._deploy.deployment", "DEFAULT_NAMESPACE"),
+    "Deployment": ("transports._deploy.deployment", "Deployment"),
+    "EVENT_TTL": ("transports._deploy.event_store", "EVENT_TTL"),
+    "LIVENESS_INTERVAL": ("transports._deploy.relay", "LIVENESS_INTERVAL"),
+    "MAX_FORWARDED_REQUESTS": ("transports._deploy.relay", "MAX_FORWARDED_REQUESTS"),
+    "RELAY_BACKLOG": ("transports._deploy.relay", "RELAY_BACKLOG"),
+    "RedisEventStore": ("transports._deploy.event_store", "RedisEventStore"),
+    "RedisUnavailableError": ("transports._redis", "RedisUnavailableError"),
+    "WORKER_NAME_BYTES": ("transports._deploy.deployment", "WORKER_NAME_BYTES"),
     "DEFAULT_HTTP_PATH": ("transports._http.server.listener", "DEFAULT_PATH"),
     "DEFAULT_TIMEOUT": ("transports._client.calls", "DEFAULT_TIMEOUT"),
     "DEFAULT_WEBSOCKET_PATH": ("transports._websocket.listener", "DEFAULT_PATH"),
@@ -143,7 +156,7 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "serve_websocket": ("transports._websocket", "serve_websocket"),
 }
 #: What the drivers need installed (the extras install it).
-_EXTRA_MODULES: Final = frozenset({"trio", "wsproto", "anyio", "sniffio"})
+_EXTRA_MODULES: Final = frozenset({"trio", "wsproto", "anyio", "sniffio", "hiredis"})
 #: The names that run without trio: the asgi extra is enough for them.
 _ASGI_NAMES: Final = frozenset({"AsgiApp", "MAX_POOLED_CONNECTIONS", "serve_stdio_asyncio"})
 
@@ -161,6 +174,8 @@ def __getattr__(name: str) -> object:
         # mcpcore` installs the core alone: msgspec).
         if missing.name in _EXTRA_MODULES:
             extra = "asgi" if name in _ASGI_NAMES else "trio"
+            if missing.name == "hiredis":
+                extra = "redis"
             raise ImportError(
                 f"transports.{name} needs {missing.name}, which is not installed: "
                 f"pip install 'mcpcore[{extra}]'",
@@ -181,14 +196,18 @@ __all__ = [
     "BODY_TIMEOUT",
     "CONNECT_TIMEOUT",
     "DEFAULT_HTTP_PATH",
+    "DEFAULT_NAMESPACE",
     "DEFAULT_TIMEOUT",
     "DEFAULT_WEBSOCKET_PATH",
+    "EVENT_TTL",
     "HEADER_TIMEOUT",
     "KEEPALIVE_TIMEOUT",
+    "LIVENESS_INTERVAL",
     "MAX_BODY_SIZE",
     "MAX_CLIENT_CONNECTIONS",
     "MAX_CONCURRENT_HANDLERS",
     "MAX_CONNECTIONS",
+    "MAX_FORWARDED_REQUESTS",
     "MAX_HEADER_COUNT",
     "MAX_HEADER_SIZE",
     "MAX_IDLE_CONNECTIONS",
@@ -205,17 +224,20 @@ __all__ = [
     "MAX_WEBSOCKET_MESSAGE_SIZE",
     "PARTIAL_FLOOR",
     "RECOMMENDED_BUSY_POLL",
+    "RELAY_BACKLOG",
     "SECRET_SIZE",
     "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",
     "SHUTDOWN_GRACE",
     "SSE_KEEPALIVE_INTERVAL",
+    "WORKER_NAME_BYTES",
     "AsgiApp",
     "BearerAuth",
     "BusyPolling",
     "Client",
     "ClientTransport",
     "ConnectionClosedError",
+    "Deployment",
     "EventStore",
     "HttpAuth",
     "HttpClient",
@@ -225,6 +247,8 @@ __all__ = [
     "NotificationCallback",
     "Principal",
     "ProgressCallback",
+    "RedisEventStore",
+    "RedisUnavailableError",
     "ReplyMode",
     "ServerExitedError",
     "StderrOption",

@@ -20,6 +20,7 @@ from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
 from transports._http.server.event_store import EventStore, MemoryEventStore
 from transports._http.server.router import DEFAULT_PATH, Router
+from transports._http.server.sharing import SessionSharing, SharedSessions
 from transports._net.accepting import (
     REJECT_TIMEOUT,
     ErrorReporter,
@@ -56,6 +57,7 @@ async def serve_http(
     websocket: WebSocketLimits | bool = True,
     replies: ReplyMode = "auto",
     busy_poll: float = 0.0,
+    deployment: SessionSharing | None = None,
     task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``server`` over Streamable HTTP at ``http://host:port/path`` until cancelled.
@@ -112,6 +114,9 @@ async def serve_http(
         busy_poll: Seconds each connection spins, at most, waiting for the client's next
             request before the event loop sleeps; 0 (the default) never spins. Opt in
             with `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
+        deployment: Serve as one worker of a `transports.Deployment` (several processes
+            sharing one Redis): its key, its legacy sessions and its event store (then
+            ``event_store`` is not used).
         task_status: Started with the bound port (the first socket's) once the server
             accepts connections.
 
@@ -121,7 +126,6 @@ async def serve_http(
     """
     if replies not in REPLY_MODES:
         raise ValueError(f"replies must be one of {', '.join(REPLY_MODES)}")
-    server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
     limits = limits or HttpLimits()
     budget = limits.max_partial_bytes
     upgrade = None
@@ -132,6 +136,10 @@ async def serve_http(
     report = on_error or print_error
     listeners = await open_listeners(host, port, sockets)
     async with trio.open_nursery() as nursery:
+        sharing: SharedSessions | None = None
+        if deployment is not None:  # (first: it gives the server the deployment's key)
+            sharing = await nursery.start(_join, deployment, server, limits)
+        server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
         await nursery.start(apply_budget, budget)
         router = Router(
             server,
@@ -144,6 +152,7 @@ async def serve_http(
             limits=limits,
             websocket=upgrade,
             replies=replies,
+            sharing=sharing,
         )
         open_connections = trio.Semaphore(limits.max_connections)
 
@@ -158,3 +167,15 @@ async def serve_http(
         for listener in listeners:
             nursery.start_soon(accept_connections, listener, nursery, open_connections, serve_one)
         task_status.started(listeners[0].socket.getsockname()[1])
+
+
+async def _join(
+    deployment: SessionSharing,
+    server: Server,
+    limits: HttpLimits,
+    task_status: trio.TaskStatus[SharedSessions] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Be one of the deployment's workers until cancelled (started with its sessions)."""
+    async with deployment.open(server, limits) as sharing:
+        task_status.started(sharing)
+        await trio.sleep_forever()

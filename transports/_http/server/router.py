@@ -37,7 +37,12 @@ from transports._http.server.event_store import EventStore
 from transports._http.server.legacy import LegacyEndpoint
 from transports._http.server.modern import ModernEndpoint
 from transports._http.server.sessions import Call, abandon_call, call_key, run_call
-from transports._http.server.sharing import OWNER_SEPARATOR, SharedSessions, session_owner
+from transports._http.server.sharing import (
+    OWNER_SEPARATOR,
+    SharedSessions,
+    SharedStoreError,
+    session_owner,
+)
 from transports._http.server.sse2024 import SESSION_PARAMETER, Sse2024Endpoint
 from transports._net.auth import BearerAuth
 from transports._net.gate import EndpointGate
@@ -59,6 +64,7 @@ UpgradeHandler = Callable[[HttpRequest, Reply, ResponseWriter, "str | None"], Aw
 
 _ALLOW_LEGACY: Final = [(b"allow", b"GET, POST, DELETE")]
 _ALLOW_MODERN: Final = [(b"allow", b"POST")]
+_UNREACHABLE: Final = "Service Unavailable: the shared session store is unreachable"
 
 
 class Router:
@@ -166,16 +172,23 @@ class Router:
             await self.dispatch(request, reply, http, principal)
             return
         if not sharing.available and not await sharing.check():
-            await reply.refuse(503, "Service Unavailable: the shared session store is unreachable")
+            await reply.refuse(503, _UNREACHABLE)
             return
         session_id = headers.get("mcp-session-id")
         if session_id is None and request.method == "POST":
             session_id = request.query_parameter(SESSION_PARAMETER)
         owner = None if session_id is None else session_owner(session_id)
-        if owner is None or owner == sharing.worker:
-            await self.dispatch(request, reply, http, principal)
-        else:
-            await sharing.forward(owner, request, reply, http, principal)
+        try:
+            if owner is None or owner == sharing.worker:
+                await self.dispatch(request, reply, http, principal)
+            else:
+                await sharing.forward(owner, request, reply, http, principal)
+        except SharedStoreError:
+            # Redis went away while this request used it.
+            if not reply.started:
+                await reply.refuse(503, _UNREACHABLE)
+            elif reply.streaming:
+                await reply.end_stream()  # (its client resumes once Redis is back)
 
     async def _post(
         self,

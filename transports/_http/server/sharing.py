@@ -30,10 +30,20 @@ if TYPE_CHECKING:
     from transports._http.server.event_store import EventStore
     from transports._net.limits import HttpLimits
 
-__all__ = ["Dispatcher", "SessionSharing", "SharedSessions", "session_owner"]
+__all__ = [
+    "Dispatcher",
+    "SessionSharing",
+    "SharedSessions",
+    "SharedStoreError",
+    "session_owner",
+]
 
 #: Between the owner's name and the random part of a shared session id.
 OWNER_SEPARATOR = "."
+
+
+class SharedStoreError(ConnectionError):
+    """The shared store (Redis) can't be reached: legacy requests can't be served now."""
 
 
 def session_owner(session_id: str) -> str | None:

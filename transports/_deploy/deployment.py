@@ -1,0 +1,142 @@
+"""`Deployment`: processes pointed at one Redis serve as one MCP server.
+
+The 2026-07-28 era is stateless: any worker answers any request once all of them seal
+``requestState`` and cursors with the same key. So the first worker to reach Redis
+draws a random key and stores it (``SET NX``: exactly one draw wins), and every worker,
+on this host or another, takes that one: processes started with the same Redis URL and
+namespace form one deployment without further setup. A server given its own key
+(``Server(secret=...)``) keeps it; give every worker the same.
+
+The legacy eras (2024-11-05 … 2025-11-25) keep sessions, and each session lives in the
+worker that opened it, whose name starts the session's id. A request for it that
+reaches another worker is forwarded to its owner over Redis pub/sub and the answer is
+relayed back (`transports._deploy.relay`); the events of its streams are kept in Redis
+(`RedisEventStore`), so a client resumes a stream on any worker; list changes and
+resource updates reach every worker's listeners (`FanoutHub`). Why forwarding rather
+than rebuilding a session on each worker from shared state: a session is more than its
+handshake (requests in flight and their cancellation, the client's answers to the
+server's requests, its subscriptions and log level), and the one process that holds its
+`mcpcore.Connection` applies every protocol rule exactly once. The price: a session
+ends with its worker (its clients get 404 and start a new one, as the spec has them do),
+and a request that lands elsewhere costs a hop through Redis.
+
+Redis unreachable: at start, `Deployment.open` fails with `transports.RedisUnavailableError`;
+later, legacy requests get 503 until it answers again, and the 2026-07-28 era, which
+needs nothing but the key it already has, goes on.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Final
+
+from mcpcore.server import Server
+from transports._asgi.connections import ConnectionPool
+from transports._asgi.watching import Watcher
+from transports._deploy.hub import FanoutHub
+from transports._deploy.shared import Names, RedisSessions
+from transports._net.limits import HttpLimits
+from transports._redis import (
+    RedisAddress,
+    RedisClient,
+    open_redis,
+    open_subscriber,
+    parse_redis_url,
+)
+from transports._runtime import primitives
+from transports._runtime.serving import SECRET_SIZE
+
+__all__ = ["DEFAULT_NAMESPACE", "WORKER_NAME_BYTES", "Deployment"]
+
+#: The prefix of every Redis key and channel of a deployment unless told otherwise.
+DEFAULT_NAMESPACE: Final = "mcpcore"
+#: Random bytes of a worker's name (hex in session ids and channel names): unique among
+#: the workers of a deployment, including those restarted.
+WORKER_NAME_BYTES: Final = 8
+#: What a namespace may hold: it becomes part of key and channel names.
+_NAMESPACE: Final = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+class Deployment:
+    """Several workers, on one host or many, serving as one through one Redis.
+
+    Give it to `transports.serve_http` or `transports.AsgiApp` (``deployment=``) in
+    every worker; see the module docstring for what is shared and how.
+
+    Args:
+        redis: The Redis URL: ``redis://[[user]:password@]host[:port][/db]``,
+            ``rediss://`` (TLS) or ``unix:///path``.
+        namespace: Prefix of the deployment's keys and channels (several deployments
+            may share one Redis under different namespaces).
+
+    Raises:
+        ValueError: The URL or the namespace is malformed.
+    """
+
+    def __init__(self, redis: str, *, namespace: str = DEFAULT_NAMESPACE) -> None:
+        if _NAMESPACE.fullmatch(namespace) is None:
+            raise ValueError("a namespace is 1 to 64 letters, digits or the characters _ . : -")
+        self.address: RedisAddress = parse_redis_url(redis)
+        self.namespace = namespace
+
+    def __repr__(self) -> str:
+        return f"Deployment({self.address!r}, namespace={self.namespace!r})"
+
+    @asynccontextmanager
+    async def open(self, server: Server, limits: HttpLimits) -> AsyncIterator[RedisSessions]:
+        """Join the deployment for the duration of the block (serving its shared sessions).
+
+        Gives ``server`` the deployment's key (unless it has one) and a hub whose news
+        reaches every worker.
+
+        Raises:
+            RedisUnavailableError: Redis can't be reached.
+        """
+        names = Names(self.namespace)
+        worker = secrets.token_hex(WORKER_NAME_BYTES)
+        async with open_redis(self.address) as client:
+            server.configure(secret=await _shared_key(client, names), clock=time.time)
+            channels = [names.worker_channel(worker), names.hub_channel]
+            sessions: RedisSessions | None = None
+
+            def resubscribed() -> None:
+                if sessions is not None:
+                    sessions.resubscribed()
+
+            async with (
+                open_subscriber(self.address, channels, on_reconnect=resubscribed) as subscriber,
+                primitives.open_task_group() as group,
+            ):
+                watcher = Watcher(group, limits)
+                group.start_soon(watcher.run)
+                sessions = RedisSessions(
+                    client=client,
+                    names=names,
+                    worker=worker,
+                    group=group,
+                    watcher=watcher,
+                    connections=ConnectionPool(server),
+                )
+                hub = sessions.hub = FanoutHub(server.hub, sessions.publish_news)
+                server.hub = hub
+                group.start_soon(sessions.listen, subscriber)
+                try:
+                    yield sessions
+                finally:
+                    server.hub = hub.local
+                    group.cancel_scope.cancel()
+
+
+async def _shared_key(client: RedisClient, names: Names) -> bytes:
+    """The deployment's sealing key: the first worker's draw, taken by every other."""
+    _, key = await client.pipeline(
+        [("SET", names.key, secrets.token_bytes(SECRET_SIZE), "NX"), ("GET", names.key)]
+    )
+    if not isinstance(key, bytes) or len(key) < SECRET_SIZE:
+        # (Someone else's value under our name: never seal with a weak key.)
+        raise RuntimeError(f"the Redis key {names.key} does not hold a deployment key")
+    return key
