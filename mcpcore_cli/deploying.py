@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from transports import Deployment
+from mcpcore_cli.extra import missing_extra, missing_extra_message
+
+if TYPE_CHECKING:
+    from transports import Deployment
 
 __all__ = ["REDIS_VARIABLE", "add_deployment_options", "deployment"]
 
@@ -21,19 +24,29 @@ __all__ = ["REDIS_VARIABLE", "add_deployment_options", "deployment"]
 REDIS_VARIABLE: Final = "MCPCORE_REDIS_URL"
 
 
-def _redis_url(text: str) -> str:
+def _check(url: str, namespace: str = "mcpcore") -> None:
+    """Build the `Deployment` the options describe, to refuse a malformed one early."""
     try:
-        Deployment(text)
+        from transports import Deployment
+
+        Deployment(url, namespace=namespace)
+    except ImportError as error:  # (``--redis`` needs the redis extra: hiredis)
+        if not missing_extra(error):
+            raise
+        raise argparse.ArgumentTypeError(
+            missing_extra_message("--redis", error, "pip install 'mcpcore[redis]'")
+        ) from None
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _redis_url(text: str) -> str:
+    _check(text)
     return text
 
 
 def _namespace(text: str) -> str:
-    try:
-        Deployment("redis://127.0.0.1", namespace=text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    _check("redis://127.0.0.1", text)
     return text
 
 
@@ -60,4 +73,6 @@ def deployment(arguments: argparse.Namespace) -> Deployment | None:
     """The deployment the parsed options ask to join (None: serve alone)."""
     if arguments.redis is None:
         return None
+    from transports import Deployment
+
     return Deployment(arguments.redis, namespace=arguments.redis_namespace)
