@@ -27,9 +27,15 @@ if TYPE_CHECKING:
     )
     from transports._client.routing import MAX_SERVER_REQUESTS
     from transports._client.transport import ClientTransport
-    from transports._deploy.deployment import DEFAULT_NAMESPACE, WORKER_NAME_BYTES, Deployment
+    from transports._deploy.deployment import DEFAULT_NAMESPACE, Deployment
     from transports._deploy.event_store import EVENT_TTL, RedisEventStore
-    from transports._deploy.relay import LIVENESS_INTERVAL, MAX_FORWARDED_REQUESTS, RELAY_BACKLOG
+    from transports._deploy.relay import (
+        LIVENESS_INTERVAL,
+        MAX_FORWARDED_REQUESTS,
+        RELAY_BACKLOG,
+        RELAY_CHUNK_SIZE,
+        WORKER_NAME_BYTES,
+    )
     from transports._http.client import (
         CONNECT_TIMEOUT,
         MAX_CLIENT_CONNECTIONS,
@@ -99,7 +105,8 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "RELAY_BACKLOG": ("transports._deploy.relay", "RELAY_BACKLOG"),
     "RedisEventStore": ("transports._deploy.event_store", "RedisEventStore"),
     "RedisUnavailableError": ("transports._redis", "RedisUnavailableError"),
-    "WORKER_NAME_BYTES": ("transports._deploy.deployment", "WORKER_NAME_BYTES"),
+    "WORKER_NAME_BYTES": ("transports._deploy.relay", "WORKER_NAME_BYTES"),
+    "RELAY_CHUNK_SIZE": ("transports._deploy.relay", "RELAY_CHUNK_SIZE"),
     "DEFAULT_HTTP_PATH": ("transports._http.server.listener", "DEFAULT_PATH"),
     "DEFAULT_TIMEOUT": ("transports._client.calls", "DEFAULT_TIMEOUT"),
     "DEFAULT_WEBSOCKET_PATH": ("transports._websocket.listener", "DEFAULT_PATH"),
@@ -225,6 +232,7 @@ __all__ = [
     "PARTIAL_FLOOR",
     "RECOMMENDED_BUSY_POLL",
     "RELAY_BACKLOG",
+    "RELAY_CHUNK_SIZE",
     "SECRET_SIZE",
     "SESSION_HANDSHAKE_TIMEOUT",
     "SESSION_IDLE_TIMEOUT",

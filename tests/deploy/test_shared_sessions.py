@@ -37,6 +37,7 @@ from tests.transports.http_raw import (
     modern_headers,
 )
 from transports import Deployment, serve_http
+from transports._deploy.relay import RELAY_CHUNK_SIZE
 from transports._deploy.shared import RECHECK_INTERVAL
 
 
@@ -55,14 +56,25 @@ class Worker:
     scope: trio.CancelScope
 
 
+#: Characters of `build`'s ``big_text`` answer: several relay messages' worth.
+BIG = 3 * RELAY_CHUNK_SIZE + 17
+
+
 def build() -> Server:
     from examples.everything import build_server
 
-    return build_server(trio.sleep, page_size=2)
+    server = build_server(trio.sleep, page_size=2)
+
+    @server.tool()
+    def big_text() -> str:
+        """Answers with more text than one relayed message carries."""
+        return "x" * BIG
+
+    return server
 
 
 @asynccontextmanager
-async def workers(url: str, count: int = 2) -> AsyncIterator[list[Worker]]:
+async def workers(url: str, count: int = 2, **options: Any) -> AsyncIterator[list[Worker]]:
     """``count`` workers of one deployment, on free ports, for the block."""
     running: list[Worker] = []
     errors: list[BaseException] = []
@@ -83,6 +95,7 @@ async def workers(url: str, count: int = 2) -> AsyncIterator[list[Worker]]:
                         deployment=Deployment(url),
                         on_error=errors.append,
                         task_status=task_status,
+                        **options,
                     )
 
             port = await nursery.start(serve, server, scope)
@@ -349,3 +362,20 @@ async def test_a_2024_11_05_session_takes_messages_on_the_other_worker(redis: Re
                 assert posted.status == 202, posted
             (answer,) = answers(await stream.read_events(1))
         assert answer["result"]["protocolVersion"] == "2024-11-05"
+
+
+@pytest.mark.parametrize("replies", ["auto", "json"])
+@http_test
+async def test_a_large_answer_is_relayed_whole(redis: RedisServer, replies: str) -> None:
+    async with workers(redis.url, replies=replies) as (first, second):
+        session_id = await open_session(first)
+        body = message("tools/call", {"name": "big_text", "arguments": {}}, request_id=8)
+        async with await RawConnection.open(second.port) as http:
+            response = await http.request("POST", headers=legacy_headers(session_id), body=body)
+        assert response.status == 200, response.status
+        if replies == "json":
+            assert response.headers["content-type"] == "application/json"
+            (answer,) = [response.json()]
+        else:
+            (answer,) = answers(parse_events(response.body))
+        assert answer["result"]["content"][0]["text"] == "x" * BIG

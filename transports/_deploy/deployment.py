@@ -38,6 +38,7 @@ from mcpcore.server import Server
 from transports._asgi.connections import ConnectionPool
 from transports._asgi.watching import Watcher
 from transports._deploy.hub import FanoutHub
+from transports._deploy.relay import WORKER_NAME_BYTES
 from transports._deploy.shared import Names, RedisSessions
 from transports._net.limits import HttpLimits
 from transports._redis import (
@@ -50,13 +51,10 @@ from transports._redis import (
 from transports._runtime import primitives
 from transports._runtime.serving import SECRET_SIZE
 
-__all__ = ["DEFAULT_NAMESPACE", "WORKER_NAME_BYTES", "Deployment"]
+__all__ = ["DEFAULT_NAMESPACE", "Deployment"]
 
 #: The prefix of every Redis key and channel of a deployment unless told otherwise.
 DEFAULT_NAMESPACE: Final = "mcpcore"
-#: Random bytes of a worker's name (hex in session ids and channel names): unique among
-#: the workers of a deployment, including those restarted.
-WORKER_NAME_BYTES: Final = 8
 #: What a namespace may hold: it becomes part of key and channel names.
 _NAMESPACE: Final = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 

@@ -55,13 +55,18 @@ class Hangup(msgspec.Struct, tag="h", array_like=True, gc=False):
 
 
 class Whole(msgspec.Struct, tag="w", array_like=True, gc=False):
-    """A whole response to a forwarded request."""
+    """A whole response to a forwarded request, or a part of its body (``more``: not the last).
+
+    A large body comes in parts (`transports._deploy.relay.RELAY_CHUNK_SIZE`), each with
+    the same status and headers, so that no message outgrows Redis's pub/sub buffers.
+    """
 
     ticket: int
     status: int
     headers: Fields
     body: bytes
     close: bool
+    more: bool = False
 
 
 class Piece(msgspec.Struct, tag="p", array_like=True, gc=False):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import re
 from collections.abc import Awaitable, Callable, MutableMapping, Sequence
 from typing import Any, Final
 
@@ -46,6 +47,9 @@ __all__ = [
     "LIVENESS_INTERVAL",
     "MAX_FORWARDED_REQUESTS",
     "RELAY_BACKLOG",
+    "RELAY_CHUNK_SIZE",
+    "WORKER_NAME",
+    "WORKER_NAME_BYTES",
     "Answering",
     "RelayWriter",
     "Relayer",
@@ -57,6 +61,15 @@ RELAY_BACKLOG: Final = 256
 #: Seconds of silence from an owner after which the forwarding worker checks that it
 #: still listens (a long tool call is silent; a dead worker is silent forever).
 LIVENESS_INTERVAL: Final = 10.0
+#: Random bytes of a worker's name (hex in session ids and channel names): unique among
+#: the workers of a deployment, including those restarted.
+WORKER_NAME_BYTES: Final = 8
+#: A worker's name, as session ids carry it (anything else names no worker: 404).
+WORKER_NAME: Final = re.compile(f"[0-9a-f]{{{2 * WORKER_NAME_BYTES}}}")
+#: Bytes of a response's body in one message at most (larger bodies go in parts):
+#: Redis cuts a subscriber whose output buffer passes 8 MB for a minute or 32 MB at once
+#: (``client-output-buffer-limit pubsub``), so no single message may come near that.
+RELAY_CHUNK_SIZE: Final = 256 * 1024
 #: Forwarded requests one worker answers at once; past it they get 503, so that other
 #: workers can't make this one hold unbounded work.
 MAX_FORWARDED_REQUESTS: Final = 4096
@@ -99,13 +112,21 @@ class RelayWriter(AsgiWriter):
     async def write_response(
         self, status: int, headers: Sequence[Header], body: bytes, *, close: bool
     ) -> None:
-        """Publish a whole response."""
-        await self._emit(Whole(self._ticket, status, list(headers), body, close))
+        """Publish a whole response (its body in parts when large)."""
+        fields = list(headers)
+        parts = _parts(body)
+        for index, part in enumerate(parts, 1):
+            more = index < len(parts)
+            await self._emit(Whole(self._ticket, status, fields, part, close, more))
 
     async def write_stream(self, head: Sequence[Header] | None, data: bytes, *, end: bool) -> None:
-        """Publish a piece of an event stream (with its head, the first)."""
+        """Publish a piece of an event stream (with its head, the first; large ones in parts)."""
         fields = None if head is None else list(head)
-        await self._emit(Piece(self._ticket, fields, data, end))
+        parts = _parts(data)
+        for index, part in enumerate(parts, 1):
+            last = index == len(parts)
+            await self._emit(Piece(self._ticket, fields, part, end and last))
+            fields = None
 
     async def _emit(self, message: Message) -> None:
         self.writing_since = primitives.current_time()
@@ -218,6 +239,15 @@ class Answering:
             await Reply(writer).refuse(503, "Service Unavailable: the session's worker is busy")
 
 
+def _parts(data: bytes) -> list[bytes]:
+    """``data`` in parts of `RELAY_CHUNK_SIZE` bytes at most (one, possibly empty, if small)."""
+    if len(data) <= RELAY_CHUNK_SIZE:
+        return [data]
+    return [
+        data[start : start + RELAY_CHUNK_SIZE] for start in range(0, len(data), RELAY_CHUNK_SIZE)
+    ]
+
+
 async def _finish_unanswered(reply: Reply) -> None:
     """The router returned without completing its answer: complete it."""
     if reply.streaming:
@@ -269,6 +299,9 @@ class Relayer:
         principal: str | None,
     ) -> None:
         """Have ``owner`` answer ``request``, writing its answer to ``reply``."""
+        if WORKER_NAME.fullmatch(owner) is None:
+            await reply.refuse(404, "Not Found: no such session")  # (no worker's id)
+            return
         ticket = next(self._tickets)
         channel: tuple[AnySendChannel[Whole | Piece], AnyReceiveChannel[Whole | Piece]]
         channel = primitives.open_channel(RELAY_BACKLOG)
@@ -300,6 +333,7 @@ class Relayer:
         self, owner: str, receive: AnyReceiveChannel[Whole | Piece], reply: Reply
     ) -> bool:
         """Write the owner's answer as it comes; whether it came whole."""
+        body: list[bytes] = []  # (the parts of a whole response's body so far)
         while True:
             deadline = primitives.current_time() + LIVENESS_INTERVAL
             with primitives.CancelScope(deadline=deadline) as waiting:
@@ -314,7 +348,11 @@ class Relayer:
                 await _cut(reply, 404, "Not Found: no such session")
                 return True  # (nobody to hang up on)
             if isinstance(piece, Whole):
-                await reply.respond(piece.status, piece.headers, piece.body, close=piece.close)
+                body.append(piece.body)
+                if piece.more:
+                    continue
+                whole = b"".join(body)
+                await reply.respond(piece.status, piece.headers, whole, close=piece.close)
                 return True
             await reply.relay_stream(piece.head, piece.data, end=piece.end)
             if piece.end:
