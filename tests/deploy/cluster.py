@@ -80,11 +80,6 @@ class Worker:
     process: subprocess.Popen[bytes] | None
     log: Path
 
-    @property
-    def url(self) -> str:
-        """Its own endpoint, bypassing nginx."""
-        return f"http://{HOST}:{self.port}/mcp"
-
 
 class Cluster:
     """Redis, ``workers`` everything workers sharing it, and nginx round-robin in front."""
