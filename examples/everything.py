@@ -26,11 +26,12 @@ import contextlib
 import logging
 import struct
 import sys
+import time
 import zlib
 from collections.abc import Awaitable, Callable
 from functools import partial
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -39,6 +40,9 @@ import msgspec
 
 from mcpcore import types
 from mcpcore.server import Context, MissingCapabilityError, Server, ToolError
+
+if TYPE_CHECKING:
+    from mcpcore_cli.handover import Inherited
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -552,6 +556,9 @@ def main(argv: list[str] | None = None) -> int:
     from mcpcore_cli.listening import add_listening_options
 
     add_listening_options(parser, default_host="127.0.0.1", default_port=3001)
+    from mcpcore_cli.workers import add_worker_options, run_workers, workers_error
+
+    add_worker_options(parser)
     from mcpcore_cli.busypolling import add_busy_poll_option
 
     add_busy_poll_option(parser)
@@ -559,31 +566,56 @@ def main(argv: list[str] | None = None) -> int:
         "-v", "--verbose", action="store_true", help="log each request and refusal to stderr"
     )
     arguments = parser.parse_args(argv)
+    problem = workers_error(arguments)
+    if problem is not None:
+        parser.error(problem)
     if arguments.verbose:
         logging.basicConfig(
             level=logging.DEBUG, stream=sys.stderr, format="everything.py: %(message)s"
         )
+    from mcpcore_cli.handover import inherited_listening
+
+    inherited = inherited_listening()  # (a worker of a supervisor's: what it was given)
+    if inherited is None and arguments.workers > 1:  # (the supervisor)
+        return run_workers(
+            arguments.workers,
+            sys.argv[1:] if argv is None else argv,
+            host=arguments.host,
+            port=arguments.port,
+            name="everything.py",
+            announce=partial(_announce, arguments),
+        )
     import trio
 
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: the way to stop it
-        trio.run(_serve, arguments)
+        trio.run(_serve, arguments, inherited)
     return 0
 
 
-async def _serve(arguments: argparse.Namespace) -> None:
+def _announce(arguments: argparse.Namespace, port: int) -> None:
+    """Print where the server listens (and, to stderr, when no token guards it)."""
+    from mcpcore_cli.listening import exposure_warning, first_url, listening_urls, token_auth
+
+    scheme, path = ("http", "/mcp") if arguments.transport == "http" else ("ws", "/ws")
+    url = first_url(scheme, arguments.host, port, path)
+    print(f"Serving the everything server at {url}", flush=True)
+    for other in listening_urls(url, arguments.host)[1:]:
+        print(f"  and at {other}", flush=True)
+    warning = exposure_warning(arguments.host, token_auth(arguments.token))
+    if warning is not None:
+        print(warning, file=sys.stderr, flush=True)
+
+
+async def _serve(arguments: argparse.Namespace, inherited: Inherited | None) -> None:
     import trio
 
-    from mcpcore_cli.listening import (
-        allowed_hosts,
-        exposure_warning,
-        first_url,
-        listening_urls,
-        token_auth,
-    )
+    from mcpcore_cli.listening import allowed_hosts, token_auth
     from mcpcore_cli.stopping import raise_sole, stop_on_terminate
     from transports import serve_http, serve_stdio, serve_websocket
 
     server = build_server(trio.sleep)
+    if inherited is not None:  # (every worker the same key: any accepts another's cursor)
+        server.configure(secret=inherited.key, clock=time.time)
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(stop_on_terminate, nursery.cancel_scope, lambda: None)
@@ -591,6 +623,8 @@ async def _serve(arguments: argparse.Namespace) -> None:
                 await serve_stdio(server, busy_poll=arguments.busy_poll)
                 nursery.cancel_scope.cancel()
                 return
+            if inherited is not None:
+                nursery.start_soon(inherited.stop_with_supervisor, nursery.cancel_scope)
             # Serves http://HOST:PORT/mcp (which takes WebSocket upgrades too) or
             # ws://HOST:PORT/ws (subprotocol "mcp"), both eras, until stopped.
             auth = token_auth(arguments.token)
@@ -601,19 +635,16 @@ async def _serve(arguments: argparse.Namespace) -> None:
                     server,
                     host=arguments.host,
                     port=arguments.port,
+                    sockets=None if inherited is None else inherited.sockets,
                     allowed_hosts=allowed_hosts(arguments.host, arguments.allow_host),
                     auth=auth,
                     busy_poll=arguments.busy_poll,
                 )
             )
-            scheme, path = ("http", "/mcp") if arguments.transport == "http" else ("ws", "/ws")
-            url = first_url(scheme, arguments.host, port, path)
-            print(f"Serving the everything server at {url}", flush=True)
-            for other in listening_urls(url, arguments.host)[1:]:
-                print(f"  and at {other}", flush=True)
-            warning = exposure_warning(arguments.host, auth)
-            if warning is not None:
-                print(warning, file=sys.stderr, flush=True)
+            if inherited is None:
+                _announce(arguments, port)
+            else:
+                await inherited.report_ready()  # (the supervisor prints the banner)
     except BaseException as exc:
         raise_sole(exc)
 

@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # argparse refuses any other name.
     assert arguments.command == "serve"
     try:
-        return run_serve_command(arguments)
+        return run_serve_command(arguments, argv=argv)
     except KeyboardInterrupt:  # Ctrl+C before serving began (while a large folder is read)
         return INTERRUPTED
 

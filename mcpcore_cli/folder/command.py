@@ -4,10 +4,11 @@
                   [--port 8000] [--allow-host HOST]... [--token TOKEN]
                   [--include-hidden] [--no-ignore] [--max-file-size 10MiB]
                   [--max-files 10000] [--page-size 1000] [--no-watch] [--verbose]
-                  [--busy-poll [SECONDS]]
+                  [--busy-poll [SECONDS]] [--workers N|auto]
 
 With no ``--transport`` it serves Streamable HTTP on this machine and prints the URLs, and
 how to connect a client, on stdout (`mcpcore_cli.listening` has the network options).
+``--workers N`` serves from N processes sharing the port (`mcpcore_cli.workers`).
 Logs go to stderr, always: over stdio, stdout belongs to the protocol.
 
 What the folder's ``.gitignore`` files ignore is not served unless ``--no-ignore``
@@ -22,8 +23,10 @@ from __future__ import annotations
 import argparse
 import errno
 import logging
+import os
 import re
 import sys
+from collections.abc import Sequence
 from functools import partial
 from typing import Any, Final, TextIO
 
@@ -34,8 +37,9 @@ from mcpcore_cli.busypolling import add_busy_poll_option
 from mcpcore_cli.folder.catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
 from mcpcore_cli.folder.folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
 from mcpcore_cli.folder.limit_options import add_limit_options, limits_epilog, serve_limits
-from mcpcore_cli.folder.run import DEFAULT_HOST, DEFAULT_PORT, serve_folder
+from mcpcore_cli.folder.run import DEFAULT_HOST, DEFAULT_PORT, folder_url, serve_folder
 from mcpcore_cli.folder.walk import MAX_WALK_ENTRIES
+from mcpcore_cli.handover import Inherited, inherited_listening
 from mcpcore_cli.listening import (
     add_listening_options,
     allowed_hosts,
@@ -44,6 +48,7 @@ from mcpcore_cli.listening import (
     token_auth,
 )
 from mcpcore_cli.stopping import raise_sole, stop_on_terminate
+from mcpcore_cli.workers import add_worker_options, run_workers, workers_error
 
 __all__ = ["EXAMPLES", "add_serve_command", "parse_count", "parse_size", "run_serve_command"]
 
@@ -56,6 +61,7 @@ examples:
   mcpcore serve . --max-files 50000      list more files (2,500 a page)
   mcpcore serve . --no-ignore            serve build artefacts too
   mcpcore serve . --stdio --busy-poll    lower latency per call, for more CPU
+  mcpcore serve . --workers auto         one process per core, on one port
 
 connect a client:
   npx @modelcontextprotocol/inspector    then Streamable HTTP, and the URL printed
@@ -174,21 +180,52 @@ def add_serve_command(commands: Any) -> None:
         help="log each request (method, name, outcome, time) and each refusal",
     )
     add_busy_poll_option(serve)
+    add_worker_options(serve)
     add_limit_options(serve, parse_size, parse_count)
 
 
-def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = None) -> int:
+def run_serve_command(
+    arguments: argparse.Namespace,
+    *,
+    out: TextIO | None = None,
+    argv: Sequence[str] | None = None,
+) -> int:
     """Run ``mcpcore serve``; returns the exit status.
 
     Args:
         arguments: What `add_serve_command`'s parser parsed.
         out: Where the URL and the hint go (stdout by default).
+        argv: The command line ``arguments`` come from (``sys.argv[1:]`` by default):
+            ``--workers`` starts each worker with it.
     """
     logging.basicConfig(
         level=logging.DEBUG if arguments.verbose else logging.INFO,
         stream=sys.stderr,
         format="mcpcore serve: %(message)s",
     )
+    problem = workers_error(arguments)
+    if problem is not None:
+        _log.error("error: %s", problem)
+        return 2
+    inherited = inherited_listening()  # (in a worker of --workers: what it was given)
+    if inherited is None and arguments.workers > 1:
+        return _supervise(arguments, out or sys.stdout, sys.argv[1:] if argv is None else argv)
+    folder = _open_folder(arguments)
+    if folder is None:
+        return 2
+    if inherited is None:  # (a worker leaves the warning to its supervisor)
+        _warn_if_exposed(arguments)
+    try:
+        trio.run(partial(_serve, folder, arguments, out or sys.stdout, inherited))
+    except KeyboardInterrupt:
+        _log.info("stopped")
+    except OSError as exc:
+        return _cannot_listen(arguments, exc)
+    return 0
+
+
+def _open_folder(arguments: argparse.Namespace) -> Folder | None:
+    """The folder to serve, its size logged (None: it can't be served, and that is logged)."""
     try:
         folder = Folder(
             arguments.path,
@@ -201,32 +238,69 @@ def run_serve_command(arguments: argparse.Namespace, *, out: TextIO | None = Non
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         _log.error("can't serve %s: %s", arguments.path, reason)
-        return 2
+        return None
     listed = folder.catalog.snapshot
     more = " (and more, not listed: --max-files)" if listed.truncated else ""
     count = len(listed.files)
     _log.info("serving %d file%s of %s%s", count, "" if count == 1 else "s", folder.path, more)
+    return folder
+
+
+def _warn_if_exposed(arguments: argparse.Namespace) -> None:
     warning = exposure_warning(arguments.host, token_auth(arguments.token))
     if warning is not None and arguments.transport != "stdio":
         _log.warning(warning)
+
+
+def _cannot_listen(arguments: argparse.Namespace, exc: OSError) -> int:
+    if exc.errno == errno.EADDRINUSE:
+        _log.error("port %d is already in use: pick another with --port", arguments.port)
+    else:
+        _log.error("can't listen on %s port %d: %s", arguments.host, arguments.port, exc)
+    return 1
+
+
+def _supervise(arguments: argparse.Namespace, out: TextIO, argv: Sequence[str]) -> int:
+    """Serve from ``--workers`` processes, this one their supervisor (`run_workers`)."""
+    _warn_if_exposed(arguments)
     try:
-        trio.run(partial(_serve, folder, arguments, out or sys.stdout))
-    except KeyboardInterrupt:
-        _log.info("stopped")
-        return 0
+        status = run_workers(
+            arguments.workers,
+            argv,
+            host=arguments.host,
+            port=arguments.port,
+            name="mcpcore serve",
+            announce=partial(_announce_workers, arguments, out),
+        )
     except OSError as exc:
-        if exc.errno == errno.EADDRINUSE:
-            _log.error("port %d is already in use: pick another with --port", arguments.port)
-        else:
-            _log.error("can't listen on %s port %d: %s", arguments.host, arguments.port, exc)
-        return 1
-    return 0
+        return _cannot_listen(arguments, exc)
+    if status == 0:
+        _log.info("stopped")
+    return status
 
 
-async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> None:
+def _announce_workers(arguments: argparse.Namespace, out: TextIO, port: int) -> None:
+    url = folder_url(arguments.transport, arguments.host, port)
+    _announce(os.path.realpath(arguments.path), url, arguments.host, out)  # (= Folder.path)
+
+
+def _announce(path: str, url: str, host: str, out: TextIO) -> None:
+    print(f"Serving {path} at {url}", file=out)
+    for other in listening_urls(url, host)[1:]:
+        print(f"  and at {other}", file=out)
+    print(_hint(url), file=out, flush=True)
+
+
+async def _serve(
+    folder: Folder, arguments: argparse.Namespace, out: TextIO, inherited: Inherited | None
+) -> None:
     try:
         async with trio.open_nursery() as nursery:
-            await nursery.start(stop_on_terminate, nursery.cancel_scope, _stopped)
+            # (a worker's stop is its supervisor's to log)
+            stopped = _stopped if inherited is None else _quietly
+            await nursery.start(stop_on_terminate, nursery.cancel_scope, stopped)
+            if inherited is not None:
+                nursery.start_soon(inherited.stop_with_supervisor, nursery.cancel_scope)
             url = await nursery.start(
                 partial(
                     _serve_then_stop,
@@ -240,13 +314,14 @@ async def _serve(folder: Folder, arguments: argparse.Namespace, out: TextIO) -> 
                     auth=token_auth(arguments.token),
                     limits=serve_limits(arguments),
                     busy_poll=arguments.busy_poll,
+                    sockets=None if inherited is None else inherited.sockets,
+                    secret=None if inherited is None else inherited.key,
                 )
             )
-            if url is not None:
-                print(f"Serving {folder.path} at {url}", file=out)
-                for other in listening_urls(url, arguments.host)[1:]:
-                    print(f"  and at {other}", file=out)
-                print(_hint(url), file=out, flush=True)
+            if inherited is not None:
+                await inherited.report_ready()  # (the supervisor prints the banner)
+            elif url is not None:
+                _announce(folder.path, url, arguments.host, out)
     except BaseException as exc:
         raise_sole(exc)
 
@@ -265,6 +340,10 @@ async def _serve_then_stop(
 
 def _stopped() -> None:
     _log.info("stopped")
+
+
+def _quietly() -> None:
+    pass
 
 
 def _hint(url: str) -> str:

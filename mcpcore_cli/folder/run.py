@@ -8,7 +8,9 @@ never shown to the client.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import socket
+import time
+from collections.abc import Iterable, Sequence
 from functools import partial
 from typing import Any, Final, Literal
 
@@ -25,7 +27,7 @@ from transports import DEFAULT_HTTP_PATH as HTTP_PATH
 from transports import DEFAULT_WEBSOCKET_PATH as WEBSOCKET_PATH
 from transports import BearerAuth, serve_http, serve_stdio, serve_websocket
 
-__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "FolderTransport", "serve_folder"]
+__all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "FolderTransport", "folder_url", "serve_folder"]
 
 #: Where HTTP and WebSocket listen unless told otherwise: this machine only.
 DEFAULT_HOST: Final = "127.0.0.1"
@@ -47,6 +49,8 @@ async def serve_folder(
     auth: BearerAuth | None = None,
     limits: ServeLimits | None = None,
     busy_poll: float = 0.0,
+    sockets: Sequence[socket.socket] | None = None,
+    secret: bytes | None = None,
     task_status: trio.TaskStatus[str | None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``folder`` (see `build_folder_server`), watching it for changes.
@@ -69,6 +73,10 @@ async def serve_folder(
         busy_poll: Seconds each connection spins waiting for its client's next message
             before the event loop sleeps; 0 (the default) never spins (see
             `transports.RECOMMENDED_BUSY_POLL`).
+        sockets: Listening sockets to serve instead of binding ``host`` and ``port``
+            (a supervisor's, shared by its workers; see `transports.serve_http`).
+        secret: The sealing key of the server's cursors and request states (a random
+            one when None): workers sharing one accept each other's.
         task_status: Started with the URL clients connect to (None for stdio; the
             loopback one for a wildcard ``host``), once the folder is watched and the
             transport accepts connections.
@@ -77,6 +85,8 @@ async def serve_folder(
         OSError: The address can't be bound (a port in use...).
     """
     server = build_folder_server(folder, on_error=_log_failure)
+    if secret is not None:
+        server.configure(secret=secret, clock=time.time)
     limits = ServeLimits() if limits is None else limits
     async with trio.open_nursery() as nursery:
         if watch:
@@ -93,14 +103,20 @@ async def serve_folder(
             "allowed_hosts": allowed,
             "auth": auth,
             "busy_poll": busy_poll,
+            "sockets": sockets,
         }
         if transport == "http":
             serve: Any = partial(serve_http, limits=limits.http, websocket=limits.websocket)
         else:
             serve = partial(serve_websocket, limits=limits.websocket)
         bound = await nursery.start(partial(serve, server, **options))
-        scheme, path = ("http", HTTP_PATH) if transport == "http" else ("ws", WEBSOCKET_PATH)
-        task_status.started(first_url(scheme, host, bound, path))
+        task_status.started(folder_url(transport, host, bound))
+
+
+def folder_url(transport: FolderTransport, host: str, port: int) -> str:
+    """The URL `serve_folder` reports for ``transport`` (http or ws) on ``host``, ``port``."""
+    scheme, path = ("http", HTTP_PATH) if transport == "http" else ("ws", WEBSOCKET_PATH)
+    return first_url(scheme, host, port, path)
 
 
 def _log_failure(error: BaseException, context: Context) -> None:

@@ -151,7 +151,7 @@ def test_ctrl_c_before_serving_begins_is_a_quiet_exit_130(
 ) -> None:
     # (Ctrl+C while a large folder is still being read: before trio runs.)
 
-    def interrupted(arguments: object) -> int:
+    def interrupted(arguments: object, **options: object) -> int:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(command, "run_serve_command", interrupted)
