@@ -26,6 +26,7 @@ key and makes the descriptors non-inheritable again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 from collections.abc import Sequence
@@ -81,7 +82,8 @@ class Inherited:
 
     async def report_ready(self) -> None:
         """Tell the supervisor this worker serves (once its server accepts connections)."""
-        await self._control.send_all(READY)
+        with contextlib.suppress(trio.BrokenResourceError):  # (gone: stop_with_supervisor stops)
+            await self._control.send_all(READY)
 
     async def stop_with_supervisor(self, scope: trio.CancelScope) -> None:
         """Cancel ``scope`` when the supervisor is gone (its end of the control socket closed).
