@@ -10,7 +10,8 @@ more than one worker, the process started from the command line becomes the supe
    too: `mcpcore_cli.handover.WORKER_VARIABLE` is what tells a worker it is one), handed
    the sockets and the key (see `mcpcore_cli.handover`). Once that one serves it starts
    the others at once: a setup that can't work (a folder that can't be read) fails once,
-   with that worker's own error and exit status, not once per worker;
+   with that worker's own error and exit status, not once per worker (any worker that
+   exits before it first serves ends the start so);
 3. once every worker serves, it prints the banner (workers print none), then watches.
    A worker that exits is logged to stderr and restarted after `restart_delay`, which
    grows while workers keep dying right after they start;
@@ -181,8 +182,8 @@ def run_workers(
 ) -> int:
     """Serve from ``count`` worker processes until SIGINT or SIGTERM; the exit status.
 
-    0 once stopped; a worker's own exit status (1 if it had none) when the first one
-    exits before it serves (see the module docstring).
+    0 once stopped. While starting, a worker that exits before it serves stops them all:
+    then its own exit status (1 if a signal ended it; see the module docstring).
 
     Args:
         count: How many workers.
