@@ -16,6 +16,11 @@ repository's root, on asyncio or trio):
 
     uvicorn examples.everything:asgi_app --port 3001
     hypercorn -k trio examples.everything:asgi_app --bind 127.0.0.1:3001
+
+With ``MCPCORE_REDIS_URL`` set, the app joins that Redis deployment, so that several
+ASGI workers (``uvicorn --workers 4``) or hosts serve as one:
+
+    MCPCORE_REDIS_URL=redis://127.0.0.1:6379 uvicorn examples.everything:asgi_app --workers 4
 """
 
 from __future__ import annotations
@@ -562,11 +567,19 @@ def main(argv: list[str] | None = None) -> int:
     from mcpcore_cli.busypolling import add_busy_poll_option
 
     add_busy_poll_option(parser)
+    from mcpcore_cli.deploying import add_deployment_options
+
+    add_deployment_options(parser)
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="log each request and refusal to stderr"
     )
     arguments = parser.parse_args(argv)
     problem = workers_error(arguments)
+    if problem is not None:
+        parser.error(problem)
+    from mcpcore_cli.deploying import SESSIONS_PER_WORKER, deployment_error, unreachable_errors
+
+    problem = deployment_error(arguments)
     if problem is not None:
         parser.error(problem)
     if arguments.verbose:
@@ -577,6 +590,8 @@ def main(argv: list[str] | None = None) -> int:
 
     inherited = inherited_listening()  # (a worker of a supervisor's: what it was given)
     if inherited is None and arguments.workers > 1:  # (the supervisor)
+        if arguments.redis is None and arguments.transport == "http":
+            print(f"everything.py: warning: {SESSIONS_PER_WORKER}", file=sys.stderr)
         return run_workers(
             arguments.workers,
             sys.argv[1:] if argv is None else argv,
@@ -587,8 +602,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     import trio
 
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: the way to stop it
-        trio.run(_serve, arguments, inherited)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C: the way to stop it
+            trio.run(_serve, arguments, inherited)
+    except unreachable_errors(arguments) as exc:
+        print(f"everything.py: can't join the deployment: {exc}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -609,12 +628,15 @@ def _announce(arguments: argparse.Namespace, port: int) -> None:
 async def _serve(arguments: argparse.Namespace, inherited: Inherited | None) -> None:
     import trio
 
+    from mcpcore_cli.deploying import deployment
     from mcpcore_cli.listening import allowed_hosts, token_auth
     from mcpcore_cli.stopping import raise_sole, stop_on_terminate
     from transports import serve_http, serve_stdio, serve_websocket
 
     server = build_server(trio.sleep)
-    if inherited is not None:  # (every worker the same key: any accepts another's cursor)
+    if inherited is not None and arguments.redis is None:
+        # Every worker the same key: any accepts another's cursor. (With --redis, the
+        # deployment's, which workers on other hosts share too.)
         server.configure(secret=inherited.key, clock=time.time)
     try:
         async with trio.open_nursery() as nursery:
@@ -628,7 +650,9 @@ async def _serve(arguments: argparse.Namespace, inherited: Inherited | None) -> 
             # Serves http://HOST:PORT/mcp (which takes WebSocket upgrades too) or
             # ws://HOST:PORT/ws (subprotocol "mcp"), both eras, until stopped.
             auth = token_auth(arguments.token)
-            serve: Any = serve_http if arguments.transport == "http" else serve_websocket
+            serve: Any = serve_websocket
+            if arguments.transport == "http":
+                serve = partial(serve_http, deployment=deployment(arguments))
             port = await nursery.start(
                 partial(
                     serve,
@@ -650,12 +674,20 @@ async def _serve(arguments: argparse.Namespace, inherited: Inherited | None) -> 
 
 
 def _asgi_app() -> Any:
-    """The everything server as an ASGI app at ``/mcp`` (asyncio or trio: anyio's sleep)."""
+    """The everything server as an ASGI app at ``/mcp`` (asyncio or trio: anyio's sleep).
+
+    One worker of a deployment when ``MCPCORE_REDIS_URL`` names a Redis.
+    """
+    import os
+
     import anyio
 
-    from transports import AsgiApp
+    from mcpcore_cli.deploying import REDIS_VARIABLE
+    from transports import AsgiApp, Deployment
 
-    return AsgiApp(build_server(anyio.sleep))
+    redis = os.environ.get(REDIS_VARIABLE)
+    deployment = Deployment(redis) if redis else None
+    return AsgiApp(build_server(anyio.sleep), deployment=deployment)
 
 
 #: The everything server as an ASGI app (``uvicorn examples.everything:asgi_app``).

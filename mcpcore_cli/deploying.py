@@ -18,10 +18,23 @@ from mcpcore_cli.extra import missing_extra, missing_extra_message
 if TYPE_CHECKING:
     from transports import Deployment
 
-__all__ = ["REDIS_VARIABLE", "add_deployment_options", "deployment"]
+__all__ = [
+    "REDIS_VARIABLE",
+    "SESSIONS_PER_WORKER",
+    "add_deployment_options",
+    "deployment",
+    "deployment_error",
+    "unreachable_errors",
+]
 
 #: The environment variable holding the Redis URL, so that a password stays out of ``ps``.
 REDIS_VARIABLE: Final = "MCPCORE_REDIS_URL"
+#: What a supervisor of several workers without ``--redis`` warns about.
+SESSIONS_PER_WORKER: Final = (
+    "each worker keeps its own legacy sessions (2025-11-25 and earlier): a client whose "
+    "requests reach another worker gets 404; give --redis URL to share them "
+    "(2026-07-28 clients need nothing more)"
+)
 
 
 def _check(url: str, namespace: str = "mcpcore") -> None:
@@ -67,6 +80,22 @@ def add_deployment_options(parser: argparse.ArgumentParser) -> None:
         default="mcpcore",
         help="prefix of the deployment's Redis keys (default mcpcore)",
     )
+
+
+def deployment_error(arguments: argparse.Namespace) -> str | None:
+    """What is wrong with the deployment options, if anything (a usage error)."""
+    if arguments.redis is not None and arguments.transport != "http":
+        return "--redis shares HTTP sessions: it needs --transport http"
+    return None
+
+
+def unreachable_errors(arguments: argparse.Namespace) -> tuple[type[Exception], ...]:
+    """The exceptions that mean the ``--redis`` server can't be reached (none without it)."""
+    if arguments.redis is None:
+        return ()
+    from transports import RedisUnavailableError
+
+    return (RedisUnavailableError,)
 
 
 def deployment(arguments: argparse.Namespace) -> Deployment | None:

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from transports._client.routing import MAX_SERVER_REQUESTS
     from transports._client.transport import ClientTransport
     from transports._deploy.deployment import DEFAULT_NAMESPACE, Deployment
-    from transports._deploy.event_store import EVENT_TTL, RedisEventStore
     from transports._deploy.relay import (
         LIVENESS_INTERVAL,
         MAX_FORWARDED_REQUESTS,
@@ -99,11 +98,9 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "ConnectionClosedError": ("transports._client.errors", "ConnectionClosedError"),
     "DEFAULT_NAMESPACE": ("transports._deploy.deployment", "DEFAULT_NAMESPACE"),
     "Deployment": ("transports._deploy.deployment", "Deployment"),
-    "EVENT_TTL": ("transports._deploy.event_store", "EVENT_TTL"),
     "LIVENESS_INTERVAL": ("transports._deploy.relay", "LIVENESS_INTERVAL"),
     "MAX_FORWARDED_REQUESTS": ("transports._deploy.relay", "MAX_FORWARDED_REQUESTS"),
     "RELAY_BACKLOG": ("transports._deploy.relay", "RELAY_BACKLOG"),
-    "RedisEventStore": ("transports._deploy.event_store", "RedisEventStore"),
     "RedisUnavailableError": ("transports._redis", "RedisUnavailableError"),
     "WORKER_NAME_BYTES": ("transports._deploy.relay", "WORKER_NAME_BYTES"),
     "RELAY_CHUNK_SIZE": ("transports._deploy.relay", "RELAY_CHUNK_SIZE"),
@@ -206,7 +203,6 @@ __all__ = [
     "DEFAULT_NAMESPACE",
     "DEFAULT_TIMEOUT",
     "DEFAULT_WEBSOCKET_PATH",
-    "EVENT_TTL",
     "HEADER_TIMEOUT",
     "KEEPALIVE_TIMEOUT",
     "LIVENESS_INTERVAL",
@@ -255,7 +251,6 @@ __all__ = [
     "NotificationCallback",
     "Principal",
     "ProgressCallback",
-    "RedisEventStore",
     "RedisUnavailableError",
     "ReplyMode",
     "ServerExitedError",

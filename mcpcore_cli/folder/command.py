@@ -34,6 +34,13 @@ import trio
 
 from mcpcore.server import MAX_PAGE_SIZE
 from mcpcore_cli.busypolling import add_busy_poll_option
+from mcpcore_cli.deploying import (
+    SESSIONS_PER_WORKER,
+    add_deployment_options,
+    deployment,
+    deployment_error,
+    unreachable_errors,
+)
 from mcpcore_cli.folder.catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
 from mcpcore_cli.folder.folder import DEFAULT_MAX_FILE_SIZE, Folder, human_size
 from mcpcore_cli.folder.limit_options import add_limit_options, limits_epilog, serve_limits
@@ -138,6 +145,7 @@ def add_serve_command(commands: Any) -> None:
         "themselves, as the MCP Inspector does)",
     )
     add_listening_options(serve, default_host=DEFAULT_HOST, default_port=DEFAULT_PORT)
+    add_deployment_options(serve)
     serve.add_argument(
         "--include-hidden", action="store_true", help="serve dot files and dot folders too"
     )
@@ -203,7 +211,7 @@ def run_serve_command(
         stream=sys.stderr,
         format="mcpcore serve: %(message)s",
     )
-    problem = workers_error(arguments)
+    problem = workers_error(arguments) or deployment_error(arguments)
     if problem is not None:
         _log.error("error: %s", problem)
         return 2
@@ -219,6 +227,9 @@ def run_serve_command(
         trio.run(partial(_serve, folder, arguments, out or sys.stdout, inherited))
     except KeyboardInterrupt:
         _log.info("stopped")
+    except unreachable_errors(arguments) as exc:
+        _log.error("can't join the deployment: %s", exc)
+        return 1
     except OSError as exc:
         return _cannot_listen(arguments, exc)
     return 0
@@ -263,6 +274,8 @@ def _cannot_listen(arguments: argparse.Namespace, exc: OSError) -> int:
 def _supervise(arguments: argparse.Namespace, out: TextIO, argv: Sequence[str]) -> int:
     """Serve from ``--workers`` processes, this one their supervisor (`run_workers`)."""
     _warn_if_exposed(arguments)
+    if arguments.redis is None and arguments.transport == "http":
+        _log.warning(SESSIONS_PER_WORKER)
     try:
         status = run_workers(
             arguments.workers,
@@ -316,6 +329,7 @@ async def _serve(
                     busy_poll=arguments.busy_poll,
                     sockets=None if inherited is None else inherited.sockets,
                     secret=None if inherited is None else inherited.key,
+                    deployment=deployment(arguments),
                 )
             )
             if inherited is not None:

@@ -12,7 +12,7 @@ import socket
 import time
 from collections.abc import Iterable, Sequence
 from functools import partial
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import trio
 
@@ -26,6 +26,9 @@ from mcpcore_cli.listening import first_url
 from transports import DEFAULT_HTTP_PATH as HTTP_PATH
 from transports import DEFAULT_WEBSOCKET_PATH as WEBSOCKET_PATH
 from transports import BearerAuth, serve_http, serve_stdio, serve_websocket
+
+if TYPE_CHECKING:
+    from transports import Deployment  # (needs the redis extra: only when given one)
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "FolderTransport", "folder_url", "serve_folder"]
 
@@ -51,6 +54,7 @@ async def serve_folder(
     busy_poll: float = 0.0,
     sockets: Sequence[socket.socket] | None = None,
     secret: bytes | None = None,
+    deployment: Deployment | None = None,
     task_status: trio.TaskStatus[str | None] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``folder`` (see `build_folder_server`), watching it for changes.
@@ -77,6 +81,8 @@ async def serve_folder(
             (a supervisor's, shared by its workers; see `transports.serve_http`).
         secret: The sealing key of the server's cursors and request states (a random
             one when None): workers sharing one accept each other's.
+        deployment: Serve as one worker of this `transports.Deployment` (HTTP only): its
+            key (rather than ``secret``), and legacy sessions shared through its Redis.
         task_status: Started with the URL clients connect to (None for stdio; the
             loopback one for a wildcard ``host``), once the folder is watched and the
             transport accepts connections.
@@ -85,7 +91,7 @@ async def serve_folder(
         OSError: The address can't be bound (a port in use...).
     """
     server = build_folder_server(folder, on_error=_log_failure)
-    if secret is not None:
+    if secret is not None and deployment is None:
         server.configure(secret=secret, clock=time.time)
     limits = ServeLimits() if limits is None else limits
     async with trio.open_nursery() as nursery:
@@ -106,7 +112,9 @@ async def serve_folder(
             "sockets": sockets,
         }
         if transport == "http":
-            serve: Any = partial(serve_http, limits=limits.http, websocket=limits.websocket)
+            serve: Any = partial(
+                serve_http, limits=limits.http, websocket=limits.websocket, deployment=deployment
+            )
         else:
             serve = partial(serve_websocket, limits=limits.websocket)
         bound = await nursery.start(partial(serve, server, **options))

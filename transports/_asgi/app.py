@@ -97,8 +97,7 @@ class AsgiApp:
         replies: How a POST carrying requests is answered (as ``serve_http``'s).
         deployment: Serve as one worker of a `transports.Deployment` (``uvicorn
             --workers N``, several hosts: processes sharing one Redis), joined while
-            the lifespan runs: its key, its legacy sessions and its event store (then
-            ``event_store`` is not used).
+            the lifespan runs: its key, and its legacy sessions served from any worker.
 
     Raises:
         ValueError: ``replies`` is not one of ``"auto"``, ``"json"``, ``"stream"``.

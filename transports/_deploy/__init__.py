@@ -3,7 +3,7 @@
 `deployment` (`Deployment`, what users configure), `shared` (one worker's part:
 `RedisSessions`, the router's `transports._http.server.sharing.SharedSessions`),
 `relay` (forwarding a request to its session's owner and relaying the answer),
-`event_store` (`RedisEventStore`), `hub` (`FanoutHub`), `messages` (what workers
-publish to each other). It sits above the ASGI app, whose per-request machinery
-(writer, watcher) answers forwarded requests too.
+`hub` (`FanoutHub`), `messages` (what workers publish to each other). It sits above
+the ASGI app, whose per-request machinery (writer, watcher) answers forwarded requests
+too.
 """

@@ -1,8 +1,8 @@
 """`RedisSessions`: one worker's part of a deployment that shares its sessions in Redis.
 
 It is the router's `transports._http.server.sharing.SharedSessions`: the worker's name
-(the owner prefix of the session ids it mints), the event store (`RedisEventStore`),
-forwarding (`transports._deploy.relay`), and whether Redis answers. Every worker
+(the owner prefix of the session ids it mints), forwarding (`transports._deploy.relay`),
+and whether Redis answers. Every worker
 listens on one pub/sub connection to two channels: its own (requests forwarded to it,
 and the answers to those it forwarded) and the deployment's hub channel (news for
 `FanoutHub`). It talks over one pipelined command connection.
@@ -22,7 +22,6 @@ import msgspec
 
 from transports._asgi.connections import ConnectionPool
 from transports._asgi.watching import Watcher
-from transports._deploy.event_store import RedisEventStore
 from transports._deploy.hub import FanoutHub
 from transports._deploy.messages import (
     DECODER,
@@ -36,7 +35,6 @@ from transports._deploy.messages import (
     Whole,
 )
 from transports._deploy.relay import Answering, Relayer
-from transports._http.server.event_store import EventStore
 from transports._http.server.sharing import Dispatcher, SharedStoreError
 from transports._net.reply import Reply, ResponseWriter
 from transports._net.request import HttpRequest
@@ -73,6 +71,7 @@ class RedisSessions:
 
     Args:
         client: The command connection.
+        subscriber: The worker's subscription (its channel and the hub's).
         names: The deployment's keys and channels.
         worker: This worker's name.
         group: Where forwarded requests run.
@@ -84,6 +83,7 @@ class RedisSessions:
         self,
         *,
         client: RedisClient,
+        subscriber: Subscriber,
         names: Names,
         worker: str,
         group: AnyTaskGroup,
@@ -91,12 +91,12 @@ class RedisSessions:
         connections: ConnectionPool,
     ) -> None:
         self.worker = worker
-        self.available = True
         self.hub: FanoutHub | None = None
+        self._answered = True  # (the last command got its reply)
         self._client = client
+        self._subscriber = subscriber
         self._names = names
         self._last_check = -math.inf
-        self.event_store: EventStore = RedisEventStore(self.pipeline, names.namespace)
         self._relayer = Relayer(worker, self.send, self.alive)
         self._answering = Answering(self.send, group, watcher, connections)
 
@@ -106,10 +106,19 @@ class RedisSessions:
         """Answer forwarded requests with ``dispatcher`` (the router)."""
         self._answering.dispatcher = dispatcher
 
+    @property
+    def available(self) -> bool:
+        """Whether Redis is reachable: the last command was answered, the subscription holds.
+
+        A subscription lost (Redis stopped, the network cut) is seen at once, before any
+        command fails; it is made again on its own.
+        """
+        return self._answered and self._subscriber.available
+
     async def check(self) -> bool:
         """Whether Redis answers (a ``PING`` at most every `RECHECK_INTERVAL`)."""
         now = primitives.current_time()
-        if now - self._last_check >= RECHECK_INTERVAL:
+        if self._subscriber.available and now - self._last_check >= RECHECK_INTERVAL:
             self._last_check = now
             with contextlib.suppress(ConnectionError):
                 await self.pipeline([("PING",)])
@@ -133,9 +142,9 @@ class RedisSessions:
         try:
             replies = await self._client.pipeline(commands)
         except RedisUnavailableError as exc:
-            self.available = False
+            self._answered = False
             raise SharedStoreError(str(exc)) from None
-        self.available = True
+        self._answered = True
         return replies
 
     async def send(self, worker: str, message: Message) -> int:

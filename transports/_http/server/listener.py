@@ -115,8 +115,7 @@ async def serve_http(
             request before the event loop sleeps; 0 (the default) never spins. Opt in
             with `transports.RECOMMENDED_BUSY_POLL` (see `transports.BusyPolling`).
         deployment: Serve as one worker of a `transports.Deployment` (several processes
-            sharing one Redis): its key, its legacy sessions and its event store (then
-            ``event_store`` is not used).
+            sharing one Redis): its key, and its legacy sessions served from any worker.
         task_status: Started with the bound port (the first socket's) once the server
             accepts connections.
 

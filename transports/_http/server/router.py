@@ -82,8 +82,7 @@ class Router:
         limits: The server's limits.
         websocket: What takes WebSocket upgrades of the endpoint over, if any.
         replies: How POSTed requests are answered (`ReplyMode`).
-        sharing: The sessions shared with the deployment's other workers, if any (it
-            then supplies the event store: ``store`` is not used).
+        sharing: The sessions shared with the deployment's other workers, if any.
     """
 
     def __init__(
@@ -105,7 +104,6 @@ class Router:
         self._sharing = sharing
         prefix = ""
         if sharing is not None:
-            store = sharing.event_store
             prefix = sharing.worker + OWNER_SEPARATOR
         self._websocket = websocket
         self._gate = EndpointGate(path=path, origins=origins, auth=auth)

@@ -27,7 +27,6 @@ from transports._net.request import HttpRequest
 
 if TYPE_CHECKING:
     from mcpcore.server import Server
-    from transports._http.server.event_store import EventStore
     from transports._net.limits import HttpLimits
 
 __all__ = [
@@ -66,13 +65,13 @@ class SharedSessions(Protocol):
 
     Attributes:
         worker: This worker's name, unique in the deployment.
-        available: Whether the shared store answered last time it was used.
-        event_store: Where this worker's legacy streams keep their events.
     """
 
     worker: str
-    available: bool
-    event_store: EventStore
+
+    @property
+    def available(self) -> bool:
+        """Whether the shared store is reachable, as far as this worker knows."""
 
     def serve(self, dispatcher: Dispatcher) -> None:
         """Answer the requests other workers forward here with ``dispatcher``."""
