@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         RELAY_CHUNK_SIZE,
         WORKER_NAME_BYTES,
     )
+    from transports._deploy.shared import RECHECK_INTERVAL as REDIS_RECHECK_INTERVAL
     from transports._http.client import (
         CONNECT_TIMEOUT,
         MAX_CLIENT_CONNECTIONS,
@@ -68,6 +69,10 @@ if TYPE_CHECKING:
     from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
     from transports._http.server.listener import serve_http
     from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
+    from transports._redis import COMMAND_TIMEOUT as REDIS_COMMAND_TIMEOUT
+    from transports._redis import CONNECT_TIMEOUT as REDIS_CONNECT_TIMEOUT
+    from transports._redis import MAX_BUFFERED_MESSAGES as REDIS_MAX_BUFFERED_MESSAGES
+    from transports._redis import MAX_PENDING_COMMANDS as REDIS_MAX_PENDING_COMMANDS
     from transports._redis import RedisUnavailableError
     from transports._runtime.admission import MAX_WAITING_BYTES, MAX_WAITING_REQUESTS
     from transports._runtime.busypoll import RECOMMENDED_BUSY_POLL, BusyPolling
@@ -102,6 +107,11 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "MAX_FORWARDED_REQUESTS": ("transports._deploy.relay", "MAX_FORWARDED_REQUESTS"),
     "RELAY_BACKLOG": ("transports._deploy.relay", "RELAY_BACKLOG"),
     "RedisUnavailableError": ("transports._redis", "RedisUnavailableError"),
+    "REDIS_COMMAND_TIMEOUT": ("transports._redis", "COMMAND_TIMEOUT"),
+    "REDIS_CONNECT_TIMEOUT": ("transports._redis", "CONNECT_TIMEOUT"),
+    "REDIS_MAX_BUFFERED_MESSAGES": ("transports._redis", "MAX_BUFFERED_MESSAGES"),
+    "REDIS_MAX_PENDING_COMMANDS": ("transports._redis", "MAX_PENDING_COMMANDS"),
+    "REDIS_RECHECK_INTERVAL": ("transports._deploy.shared", "RECHECK_INTERVAL"),
     "WORKER_NAME_BYTES": ("transports._deploy.relay", "WORKER_NAME_BYTES"),
     "RELAY_CHUNK_SIZE": ("transports._deploy.relay", "RELAY_CHUNK_SIZE"),
     "DEFAULT_HTTP_PATH": ("transports._http.server.listener", "DEFAULT_PATH"),
@@ -227,6 +237,11 @@ __all__ = [
     "MAX_WEBSOCKET_MESSAGE_SIZE",
     "PARTIAL_FLOOR",
     "RECOMMENDED_BUSY_POLL",
+    "REDIS_COMMAND_TIMEOUT",
+    "REDIS_CONNECT_TIMEOUT",
+    "REDIS_MAX_BUFFERED_MESSAGES",
+    "REDIS_MAX_PENDING_COMMANDS",
+    "REDIS_RECHECK_INTERVAL",
     "RELAY_BACKLOG",
     "RELAY_CHUNK_SIZE",
     "SECRET_SIZE",
