@@ -577,7 +577,12 @@ def main(argv: list[str] | None = None) -> int:
     problem = workers_error(arguments)
     if problem is not None:
         parser.error(problem)
-    from mcpcore_cli.deploying import SESSIONS_PER_WORKER, deployment_error, unreachable_errors
+    from mcpcore_cli.deploying import (
+        SESSIONS_PER_WORKER,
+        deployment_error,
+        redis_url,
+        unreachable_errors,
+    )
 
     problem = deployment_error(arguments)
     if problem is not None:
@@ -590,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
 
     inherited = inherited_listening()  # (a worker of a supervisor's: what it was given)
     if inherited is None and arguments.workers > 1:  # (the supervisor)
-        if arguments.redis is None and arguments.transport == "http":
+        if redis_url(arguments) is None and arguments.transport == "http":
             print(f"everything.py: warning: {SESSIONS_PER_WORKER}", file=sys.stderr)
         return run_workers(
             arguments.workers,
@@ -628,13 +633,13 @@ def _announce(arguments: argparse.Namespace, port: int) -> None:
 async def _serve(arguments: argparse.Namespace, inherited: Inherited | None) -> None:
     import trio
 
-    from mcpcore_cli.deploying import deployment
+    from mcpcore_cli.deploying import deployment, redis_url
     from mcpcore_cli.listening import allowed_hosts, token_auth
     from mcpcore_cli.stopping import raise_sole, stop_on_terminate
     from transports import serve_http, serve_stdio, serve_websocket
 
     server = build_server(trio.sleep)
-    if inherited is not None and arguments.redis is None:
+    if inherited is not None and redis_url(arguments) is None:
         # Every worker the same key: any accepts another's cursor. (With --redis, the
         # deployment's, which workers on other hosts share too.)
         server.configure(secret=inherited.key, clock=time.time)

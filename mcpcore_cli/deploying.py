@@ -4,7 +4,9 @@
 Processes started with the same ``--redis`` URL, on one host or several, serve as one
 server (`transports.Deployment`): one sealing key, and legacy sessions usable from any
 of them. The URL may hold a password, so it can come from the ``MCPCORE_REDIS_URL``
-environment variable instead (which ``ps`` does not show).
+environment variable instead (which ``ps`` does not show), which applies to the HTTP
+transport only: a variable exported for a deployment's HTTP servers does not stop a stdio
+server of the same shell.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ __all__ = [
     "add_deployment_options",
     "deployment",
     "deployment_error",
+    "redis_url",
     "unreachable_errors",
 ]
 
@@ -69,9 +72,9 @@ def add_deployment_options(parser: argparse.ArgumentParser) -> None:
         "--redis",
         metavar="URL",
         type=_redis_url,
-        default=os.environ.get(REDIS_VARIABLE) or None,
+        default=None,
         help="share sessions and the sealing key with every process given the same Redis "
-        f"(redis://[:password@]host[:port][/db]; or ${REDIS_VARIABLE})",
+        f"(redis://[:password@]host[:port][/db]; or ${REDIS_VARIABLE}, for HTTP)",
     )
     parser.add_argument(
         "--redis-namespace",
@@ -82,16 +85,31 @@ def add_deployment_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def redis_url(arguments: argparse.Namespace) -> str | None:
+    """The Redis to join: ``--redis``, else `REDIS_VARIABLE` when serving HTTP (None: none)."""
+    if arguments.redis is not None:
+        return str(arguments.redis)
+    if arguments.transport != "http":
+        return None
+    return os.environ.get(REDIS_VARIABLE) or None
+
+
 def deployment_error(arguments: argparse.Namespace) -> str | None:
     """What is wrong with the deployment options, if anything (a usage error)."""
     if arguments.redis is not None and arguments.transport != "http":
         return "--redis shares HTTP sessions: it needs --transport http"
+    url = redis_url(arguments)
+    if url is not None and arguments.redis is None:
+        try:
+            _check(url, arguments.redis_namespace)
+        except argparse.ArgumentTypeError as exc:
+            return f"${REDIS_VARIABLE}: {exc}"
     return None
 
 
 def unreachable_errors(arguments: argparse.Namespace) -> tuple[type[Exception], ...]:
     """The exceptions that mean the ``--redis`` server can't be reached (none without it)."""
-    if arguments.redis is None:
+    if redis_url(arguments) is None:
         return ()
     from transports import RedisUnavailableError
 
@@ -100,8 +118,9 @@ def unreachable_errors(arguments: argparse.Namespace) -> tuple[type[Exception], 
 
 def deployment(arguments: argparse.Namespace) -> Deployment | None:
     """The deployment the parsed options ask to join (None: serve alone)."""
-    if arguments.redis is None:
+    url = redis_url(arguments)
+    if url is None:
         return None
     from transports import Deployment
 
-    return Deployment(arguments.redis, namespace=arguments.redis_namespace)
+    return Deployment(url, namespace=arguments.redis_namespace)

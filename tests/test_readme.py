@@ -14,11 +14,14 @@ import re
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 import pytest
 
+from mcpcore_cli.deploying import REDIS_VARIABLE
+from tests.redis_server import RedisServer
 from tests.transports.everything_http import free_port, wait_for_port
 from tests.transports.http_raw import modern_body, modern_headers
 
@@ -53,6 +56,13 @@ def installed_only(folder: Path) -> dict[str, str]:
     }
 
 
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    """A Redis for the examples that join a deployment (they read ``MCPCORE_REDIS_URL``)."""
+    with RedisServer() as server:
+        yield server.url
+
+
 def test_the_readme_has_python_examples() -> None:
     assert len(PYTHON_BLOCKS) >= 4
 
@@ -60,7 +70,9 @@ def test_the_readme_has_python_examples() -> None:
 @pytest.mark.parametrize(
     "block", PYTHON_BLOCKS, ids=[f"block{i}" for i in range(len(PYTHON_BLOCKS))]
 )
-def test_a_python_example_runs_as_written_from_any_folder(block: str, tmp_path: Path) -> None:
+def test_a_python_example_runs_as_written_from_any_folder(
+    block: str, tmp_path: Path, redis_url: str
+) -> None:
     packages = tmp_path / "site"
     packages.mkdir()
     work = tmp_path / "work"
@@ -69,7 +81,7 @@ def test_a_python_example_runs_as_written_from_any_folder(block: str, tmp_path: 
     ran = subprocess.run(
         [sys.executable, "example.py"],
         cwd=work,
-        env=installed_only(packages),
+        env=installed_only(packages) | {REDIS_VARIABLE: redis_url},
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,

@@ -39,6 +39,7 @@ from mcpcore_cli.deploying import (
     add_deployment_options,
     deployment,
     deployment_error,
+    redis_url,
     unreachable_errors,
 )
 from mcpcore_cli.folder.catalog import LISTING_PAGE_SIZE, MAX_LISTED_FILES, MAX_LISTING_PAGES
@@ -274,7 +275,7 @@ def _cannot_listen(arguments: argparse.Namespace, exc: OSError) -> int:
 def _supervise(arguments: argparse.Namespace, out: TextIO, argv: Sequence[str]) -> int:
     """Serve from ``--workers`` processes, this one their supervisor (`run_workers`)."""
     _warn_if_exposed(arguments)
-    if arguments.redis is None and arguments.transport == "http":
+    if redis_url(arguments) is None and arguments.transport == "http":
         _log.warning(SESSIONS_PER_WORKER)
     try:
         status = run_workers(

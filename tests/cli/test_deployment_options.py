@@ -11,6 +11,7 @@ unreachable Redis is a one-line error (status 1); ``--redis`` with stdio, a usag
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from mcpcore_cli.deploying import REDIS_VARIABLE
 from tests.cli.folder_tree import MCPCORE, read_line
 from tests.cli.test_workers import (
     ASKING,
@@ -148,3 +150,22 @@ def test_workers_without_redis_warn_that_legacy_sessions_stay_per_worker() -> No
         warning = read_line(supervisor, supervisor.stderr)
     assert "legacy sessions" in warning
     assert "--redis" in warning
+
+
+def test_the_environment_s_redis_is_for_http_servers_only(tmp_path: Path) -> None:
+    nowhere = {REDIS_VARIABLE: f"redis://127.0.0.1:{free_port()}"}
+    environment = {**os.environ, **nowhere}
+    http = [MCPCORE, "serve", str(tmp_path), "--port", "0"]
+    with started(http, env=environment) as process:
+        process.wait(timeout=START_TIMEOUT)
+        _, err = stopped_output(process)
+    assert process.returncode == 1
+    assert "can't join the deployment" in err
+    # A stdio server of the same shell ignores it (stdin closed at once: it just stops).
+    stdio = [PYTHON, EVERYTHING, "--transport", "stdio"]
+    with started(stdio, env=environment) as process:
+        assert process.stdin is not None
+        process.stdin.close()
+        process.wait(timeout=START_TIMEOUT)
+        _, err = stopped_output(process)
+    assert process.returncode == 0, err
