@@ -42,6 +42,7 @@ from tests.conformance.test_server_suite import (  # noqa: F401 (collected here,
     suite,
     test_the_server_suite_passes,
 )
+from tests.deploy.balancer import nginx_missing
 from tests.deploy.cluster import Cluster
 from tests.transports.anyio_helpers import anyio_runner
 from tests.transports.http_raw import LEGACY, POST_HEADERS, RawConnection, message
@@ -55,6 +56,10 @@ from tests.transports.test_http_server_interop import (  # noqa: F401 (collected
 )
 from tests.transports.trio_helpers import trio_test
 from transports import open_http_client
+
+pytestmark = pytest.mark.skipif(
+    nginx_missing(), reason="nginx is not installed (apt-get install nginx-light)"
+)
 
 #: Workers behind nginx: a client's consecutive requests reach them in turn, so most of
 #: a session's requests (and the client's answers) land on workers that don't own it.
