@@ -114,7 +114,7 @@ def nginx_binary() -> str:
     """
     found = shutil.which("nginx") or shutil.which("nginx", path="/usr/sbin")
     if found is None:
-        raise RuntimeError("nginx is not installed (Debian: apt-get install nginx-light)")
+        raise RuntimeError("nginx is not installed (Debian: apt-get install nginx)")
     return found
 
 

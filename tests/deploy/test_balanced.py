@@ -58,7 +58,7 @@ from tests.transports.trio_helpers import trio_test
 from transports import open_http_client
 
 pytestmark = pytest.mark.skipif(
-    nginx_missing(), reason="nginx is not installed (apt-get install nginx-light)"
+    nginx_missing(), reason="nginx is not installed (apt-get install nginx)"
 )
 
 #: Workers behind nginx: a client's consecutive requests reach them in turn, so most of
