@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from bench._results import MCPCORE, WorkloadResult
 __all__ = [
     "BUSY_POLL_DEFINITION",
     "COLUMNS",
+    "OWN_RATIO_DEFINITION",
     "RATIO_COLUMNS",
     "document",
     "format_table",
@@ -28,6 +31,11 @@ RATIO_COLUMNS = ("sdk", "sdk-session", "sdk-lowlevel", "msgspec", "ceiling")
 RATIO_DEFINITION = (
     "ratios are mcpcore's speed-up over the other variant (above 1: mcpcore is faster), "
     "the median of the ratios measured within each repetition"
+)
+OWN_RATIO_DEFINITION = (
+    "a section with a header of its own names its ratios in full: A/B is A over B (rates, "
+    "unless the name says what else), the median of the ratios measured within each "
+    "repetition"
 )
 BUSY_POLL_DEFINITION = (
     "busy polling is off in every row (the library's default) unless its name says "
@@ -70,33 +78,33 @@ def format_table(
     """The whole report as text: one table (a section per layer), targets, then notes.
 
     Only the columns some workload fills are shown (``sdk-lowlevel`` belongs to the
-    dispatch layer alone, say). With ``environment`` (`bench._environment.describe`),
-    a line under the title says which machine and versions measured it.
+    dispatch layer alone, say). A section whose variants are not among `COLUMNS` (the
+    workers layer's ``1 worker`` and ``2 workers``) has a header of its own under its
+    title, with its ratios named in full. With ``environment``
+    (`bench._environment.describe`), a line under the title says which machine and
+    versions measured it.
     """
-    columns = [name for name in COLUMNS if any(name in r.values for r in results)]
-    ratios = [name for name in RATIO_COLUMNS if name in columns]
+    sections = [list(rows) for _, rows in groupby(results, key=lambda r: (r.layer, r.unit))]
+    own = [_own_layout(rows) for rows in sections]
+    laid_out = zip(sections, own, strict=True)
+    house = _house_layout([row for rows, layout in laid_out if layout is None for row in rows])
     width = max([_NAME_WIDTH - 2, *(len(result.name) for result in results)]) + 2
-    header = (
-        f"{'workload':<{width}}{'size':>{_SIZE_WIDTH}}"
-        + "".join(f"{name:>{_VALUE_WIDTH}}" for name in columns)
-        + "".join(f"{'vs ' + name:>{_RATIO_WIDTH}}" for name in ratios)
-    )
     lines = [
         f"mcpcore benchmark: median of {settings.repeat} repetitions"
         + (" (--quick: smoke run, numbers not meaningful)" if settings.quick else ""),
         *([f"machine: {machine_line(environment)}"] if environment is not None else []),
         RATIO_DEFINITION,
+        *([OWN_RATIO_DEFINITION] if any(own) else []),
         *([BUSY_POLL_DEFINITION] if any(_busy_polled(result) for result in results) else []),
         "",
-        header,
-        "-" * len(header),
     ]
-    section = None
-    for result in results:
-        if (result.layer, result.unit) != section:
-            section = (result.layer, result.unit)
-            lines.append(f"[{result.layer}: {_UNIT_TITLES[result.unit]}]")
-        lines.append(_row(result, columns, ratios, width))
+    if not all(own):  # (some section, or none at all, is laid out in the house's columns)
+        lines += house.header(width)
+    for rows, layout in zip(sections, own, strict=True):
+        lines.append(f"[{rows[0].layer}: {_UNIT_TITLES[rows[0].unit]}]")
+        if layout is not None:
+            lines += layout.header(width)
+        lines += [(layout or house).row(result, width) for result in rows]
     lines.extend(_targets(results))
     lines.extend(_notes(results))
     return "\n".join(lines)
@@ -107,25 +115,65 @@ def _busy_polled(result: WorkloadResult) -> bool:
     return "busy_poll_seconds" in result.parameters
 
 
-def _row(result: WorkloadResult, columns: Sequence[str], ratios: Sequence[str], width: int) -> str:
-    size = "" if result.size_bytes is None else _format_size(result.size_bytes)
-    cells = [f"{result.name:<{width}}{size:>{_SIZE_WIDTH}}"]
-    for name in columns:
-        if name not in result.values:
-            text = "-"
-        else:
-            value = result.values[name]
-            text = "n/a" if value is None else _format_value(value, result.unit)
-        cells.append(f"{text:>{_VALUE_WIDTH}}")
-    for name in ratios:
-        key = f"{MCPCORE}/{name}"
-        if key not in result.ratios:
-            text = "-"
-        else:
-            ratio = result.ratios[key]
-            text = "n/a" if ratio is None else _format_ratio(ratio)
-        cells.append(f"{text:>{_RATIO_WIDTH}}")
-    return "".join(cells)
+@dataclass(frozen=True)
+class _Layout:
+    """The columns rows are printed in: variants, then ratios (their key, their heading)."""
+
+    columns: tuple[str, ...]
+    ratios: tuple[tuple[str, str], ...]
+
+    def header(self, width: int) -> list[str]:
+        """The header line and its rule."""
+        header = (
+            f"{'workload':<{width}}{'size':>{_SIZE_WIDTH}}"
+            + "".join(f"{name:>{_value_width(name)}}" for name in self.columns)
+            + "".join(f"{heading:>{_ratio_width(heading)}}" for _, heading in self.ratios)
+        )
+        return [header, "-" * len(header)]
+
+    def row(self, result: WorkloadResult, width: int) -> str:
+        """One workload's line."""
+        size = "" if result.size_bytes is None else _format_size(result.size_bytes)
+        cells = [f"{result.name:<{width}}{size:>{_SIZE_WIDTH}}"]
+        for name in self.columns:
+            if name not in result.values:
+                text = "-"
+            else:
+                value = result.values[name]
+                text = "n/a" if value is None else _format_value(value, result.unit)
+            cells.append(f"{text:>{_value_width(name)}}")
+        for key, heading in self.ratios:
+            if key not in result.ratios:
+                text = "-"
+            else:
+                ratio = result.ratios[key]
+                text = "n/a" if ratio is None else _format_ratio(ratio)
+            cells.append(f"{text:>{_ratio_width(heading)}}")
+        return "".join(cells)
+
+
+def _value_width(name: str) -> int:
+    return max(_VALUE_WIDTH, len(name) + 2)
+
+
+def _ratio_width(heading: str) -> int:
+    return max(_RATIO_WIDTH, len(heading) + 2)
+
+
+def _house_layout(results: Sequence[WorkloadResult]) -> _Layout:
+    """`COLUMNS` that some of ``results`` fill, and mcpcore's speed-up over each."""
+    columns = tuple(name for name in COLUMNS if any(name in r.values for r in results))
+    ratios = tuple((f"{MCPCORE}/{name}", f"vs {name}") for name in RATIO_COLUMNS if name in columns)
+    return _Layout(columns, ratios)
+
+
+def _own_layout(rows: Sequence[WorkloadResult]) -> _Layout | None:
+    """The layout of a section with variants outside `COLUMNS` (None: it has none)."""
+    variants = tuple(dict.fromkeys(name for result in rows for name in result.values))
+    if all(name in COLUMNS for name in variants):
+        return None
+    ratios = tuple(dict.fromkeys(name for result in rows for name in result.ratios))
+    return _Layout(variants, tuple((name, name) for name in ratios))
 
 
 def _targets(results: Sequence[WorkloadResult]) -> list[str]:
