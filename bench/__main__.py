@@ -33,6 +33,7 @@ from bench import (
     storms,
     streamable_http,
     websocket,
+    workers,
 )
 from bench._busy_poll import RECOMMENDED_BUSY_POLL
 from bench._environment import describe
@@ -58,6 +59,7 @@ LAYERS: tuple[Layer, ...] = (
     memory.LAYER,
     importtime.LAYER,
     asgi.LAYER,
+    workers.LAYER,
 )
 
 DEFAULT_REPEAT, QUICK_REPEAT = 7, 3
