@@ -40,7 +40,9 @@ __all__ = [
 ROOT: Final = Path(__file__).resolve().parent.parent
 PYPROJECT: Final = ROOT / "pyproject.toml"
 #: The top-level packages of this repository (never a third party's).
-OUR_PACKAGES: Final = frozenset({"mcpcore", "transports", "bench", "examples", "tests"})
+OUR_PACKAGES: Final = frozenset(
+    {"mcpcore", "transports", "mcpcore_cli", "bench", "examples", "tests"}
+)
 
 
 def _project() -> dict[str, Any]:
