@@ -25,6 +25,7 @@ PINNED = Path(__file__).parent / "public_api.txt"
 
 PUBLIC_MODULES = [
     "mcpcore",
+    "mcpcore.auth",
     "mcpcore.client",
     "mcpcore.errors",
     "mcpcore.events",

@@ -1,0 +1,75 @@
+"""OAuth 2.1 for MCP clients, sans-IO: the flow a client runs when a server answers 401.
+
+`authorize` is a generator yielding what it needs done (`Fetch` an URL, `Redirect` the
+user, `SignAssertion` with the client's key) and sent the answers; it returns a `Grant`.
+No IO, clock or randomness here: `FlowInputs` carries the PKCE verifier, the ``state``
+and the time. `transports.OAuth` drives it for `transports.open_http_client`.
+
+    flow = authorize(url, parse_challenge(header), config=ClientConfig(), inputs=inputs)
+    request = next(flow)
+    while True:
+        answer = do(request)          # a Fetched, or a str for Redirect / SignAssertion
+        try:
+            request = flow.send(answer)
+        except StopIteration as done:
+            grant = done.value
+            break
+"""
+
+from mcpcore.auth._discovery import (
+    LOOPBACK_HOSTS,
+    MAX_CHALLENGE_SIZE,
+    Challenge,
+    as_metadata_urls,
+    parse_challenge,
+    prm_urls,
+    resource_allowed,
+)
+from mcpcore.auth._flow import (
+    ASSERTION_LIFETIME,
+    ClientConfig,
+    ClientInfo,
+    FlowInputs,
+    Grant,
+    GrantType,
+    Request,
+    Tokens,
+    authorize,
+    code_challenge,
+    refresh,
+)
+from mcpcore.auth._messages import (
+    MAX_METADATA_SIZE,
+    Fetch,
+    Fetched,
+    OAuthError,
+    Redirect,
+    SignAssertion,
+)
+
+__all__ = [
+    "ASSERTION_LIFETIME",
+    "LOOPBACK_HOSTS",
+    "MAX_CHALLENGE_SIZE",
+    "MAX_METADATA_SIZE",
+    "Challenge",
+    "ClientConfig",
+    "ClientInfo",
+    "Fetch",
+    "Fetched",
+    "FlowInputs",
+    "Grant",
+    "GrantType",
+    "OAuthError",
+    "Redirect",
+    "Request",
+    "SignAssertion",
+    "Tokens",
+    "as_metadata_urls",
+    "authorize",
+    "code_challenge",
+    "parse_challenge",
+    "prm_urls",
+    "refresh",
+    "resource_allowed",
+]
