@@ -38,7 +38,7 @@ from tests.transports.http_raw import (
 )
 from transports import Deployment, serve_http
 from transports._deploy.relay import RELAY_CHUNK_SIZE
-from transports._deploy.shared import RECHECK_INTERVAL
+from transports._deploy.shared import LIST_KINDS, RECHECK_INTERVAL
 
 
 @pytest.fixture
@@ -391,3 +391,36 @@ async def test_a_large_answer_is_relayed_whole(redis: RedisServer, replies: str)
         else:
             (answer,) = answers(parse_events(response.body))
         assert answer["result"]["content"][0]["text"] == "x" * BIG
+
+
+@http_test
+async def test_after_redis_comes_back_listeners_hear_that_every_list_changed(
+    redis: RedisServer,
+) -> None:
+    async with workers(redis.url, count=1) as (only,):
+        session_id = await open_session(only)
+        async with await RawConnection.open(only.port) as http:
+            await http.send(
+                http.encode(
+                    "GET",
+                    headers={
+                        "Accept": "text/event-stream",
+                        "Mcp-Session-Id": session_id,
+                        "MCP-Protocol-Version": LEGACY,
+                    },
+                )
+            )
+            head = await http.read_head()
+            assert head.status == 200, head
+            redis.stop()
+            await trio.testing.wait_all_tasks_blocked(0.05)
+            redis.start()
+            seen: list[str] = []
+            for _ in range(RESUBSCRIBE_TRIES):  # (until the subscription is made again)
+                await jump(RECHECK_INTERVAL)
+                with trio.move_on_after(0.2):
+                    while len(seen) < len(LIST_KINDS):
+                        seen += [m["method"] for m in answers(await http.read_events(1))]
+                if len(seen) == len(LIST_KINDS):
+                    break
+        assert sorted(seen) == sorted(f"notifications/{kind}/list_changed" for kind in LIST_KINDS)

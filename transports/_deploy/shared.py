@@ -42,8 +42,10 @@ from transports._redis import RedisClient, RedisUnavailableError, Subscriber
 from transports._runtime import primitives
 from transports._runtime.primitives import AnyTaskGroup
 
-__all__ = ["RECHECK_INTERVAL", "Names", "RedisSessions"]
+__all__ = ["LIST_KINDS", "RECHECK_INTERVAL", "Names", "RedisSessions"]
 
+#: The lists whose changes a server announces (``notifications/<kind>/list_changed``).
+LIST_KINDS: Final = ("tools", "prompts", "resources")
 #: Seconds between two checks that an unreachable Redis is back (at most one ``PING``
 #: per interval, however many legacy requests are refused meanwhile).
 RECHECK_INTERVAL: Final = 1.0
@@ -99,6 +101,7 @@ class RedisSessions:
         self._last_check = -math.inf
         self._relayer = Relayer(worker, self.send, self.alive)
         self._answering = Answering(self.send, group, watcher, connections)
+        self._group = group
 
     # ------------------------------------------------------------ SharedSessions
 
@@ -192,6 +195,15 @@ class RedisSessions:
             await self.hub.deliver(message)
 
     def resubscribed(self) -> None:
-        """The subscription was cut and made again: what was in flight may be lost."""
+        """The subscription was cut and made again: what was in flight may be lost.
+
+        Relays in flight are cut (their clients resume), and this worker's listeners
+        are told that every list changed: news published meanwhile never arrives, and
+        a list_changed too many only makes a client list again.
+        """
         self._relayer.cut_all()
         self._answering.hang_up_all()
+        hub = self.hub
+        if hub is not None:
+            for kind in LIST_KINDS:
+                self._group.start_soon(hub.deliver, Changed(kind))
