@@ -8,8 +8,10 @@ back to back for a fixed time, each request with an id of its own (two requests 
 
 * `WrkLoad`: ``wrk`` (a C load generator, ``apt-get install wrk``) with
   ``bench/wrk/asgi_call.lua``, ``min(connections, 2)`` threads, ``--timeout 10s``. The
-  client is never the bottleneck: it costs a few µs of CPU per request where the servers
-  spend tens to hundreds. Its percentiles are wrk's, corrected for coordinated omission.
+  client is not the bottleneck: it costs 15-25 µs of CPU per request on this project's
+  2-CPU machine (mostly the kernel's socket work; ~16 µs without the Lua checks,
+  measured by the ``workers`` layer), where the servers spend ~100 and more. Its
+  percentiles are wrk's, corrected for coordinated omission.
 * `PythonLoad`, the fallback: the same loop in this process, one trio task per
   connection, HTTP/1.1 framed by `transports._net.http1` (as the HTTP ceiling's client).
   It costs about as much CPU per request as the fastest server, so it caps the rates it

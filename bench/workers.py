@@ -35,8 +35,8 @@ socket error is no measurement, and its column reads ``n/a`` with the errors in 
 notes.
 
 No CPU pinning: on a 2-CPU machine both CPUs are what a second worker is for, so wrk
-shares them with the servers (it costs a few µs of CPU per request where a worker spends
-~150). The rows say so.
+shares them with the servers (it costs 15-25 µs of CPU per request, measured in each
+run's notes, where a worker spends ~100-150). The rows say so.
 
     python -m bench --only workers --repeat 5
 """
