@@ -43,8 +43,8 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 import msgspec
 
-from mcpcore import types
-from mcpcore.server import Context, MissingCapabilityError, Server, ToolError
+from mcpcore import jsonrpc, types
+from mcpcore.server import Context, McpError, MissingCapabilityError, Server, ToolError
 
 if TYPE_CHECKING:
     from mcpcore_cli.handover import Inherited
@@ -125,6 +125,7 @@ def build_server(sleep: Sleep, **options: Any) -> Server:
     _register_client_request_tools(server)
     _register_feature_tools(server, sleep)
     _register_mrtr_fixtures(server)
+    _register_task_fixtures(server, sleep)
     _register_resources(server)
     _register_prompts(server)
     return server
@@ -539,6 +540,76 @@ def _register_mrtr_fixtures(server: Server) -> None:
             question = types.SamplingMessage(role="user", content=types.TextContent(text="Hi?"))
             await ctx.sample([question], max_tokens=10, key="hello")
         return "done"
+
+
+def _register_task_fixtures(server: Server, sleep: Sleep) -> None:
+    """Register the tasks extension's fixtures (CONFORMANCE §8.4, the ``tasks-*`` scenarios).
+
+    Tools registered with ``task=...`` run as tasks for a client that declared
+    ``io.modelcontextprotocol/tasks`` on its request (2026-07-28).
+    """
+
+    def form(**properties: str) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "properties": {name: {"type": kind} for name, kind in properties.items()},
+            "required": list(properties),
+        }
+
+    @server.tool()
+    def greet(name: str) -> str:
+        """Greets; never a task."""
+        return f"Hello, {name}!"
+
+    @server.tool(task="optional")
+    async def slow_compute(seconds: float, label: str = "") -> str:
+        """Sleeps ``seconds`` seconds, then answers (a task for clients that take one)."""
+        await sleep(seconds)
+        return f"Computed {label or 'result'} after {seconds:g}s"
+
+    @server.tool(task="required")
+    async def failing_job() -> str:
+        """Fails as a tool after about a second: the task completes with isError."""
+        await sleep(1)
+        raise ToolError("failing_job failed, as it always does")
+
+    @server.tool(task="optional")
+    async def protocol_error_job() -> str:
+        """Fails at the protocol level: the task fails with a JSON-RPC error."""
+        raise McpError(jsonrpc.INTERNAL_ERROR, "protocol_error_job hit an internal error")
+
+    @server.tool(task="optional")
+    async def confirm_delete(ctx: Context, filename: str) -> str:
+        """Asks for a confirmation inside the task, then deletes (nothing)."""
+        answer = await ctx.elicit(f"Delete {filename}?", form(confirm="boolean"), key="confirm")
+        confirmed = (answer.content or {}).get("confirm") is True
+        return f"Deleted {filename}" if confirmed else f"Kept {filename}"
+
+    @server.tool(task="optional")
+    async def multi_input(ctx: Context) -> str:
+        """Asks two questions at once inside the task."""
+        answers = await ctx.request_input(
+            {
+                "name": types.ElicitRequest(
+                    params=types.ElicitRequestFormParams(
+                        message="What is your name?", requested_schema=form(name="string")
+                    )
+                ),
+                "confirm": types.ElicitRequest(
+                    params=types.ElicitRequestFormParams(
+                        message="Confirm?", requested_schema=form(confirm="boolean")
+                    )
+                ),
+            }
+        )
+        return f"Got {len(answers)} answers"
+
+    @server.tool(task="required", gather_input_first=True)
+    async def test_tool_with_task(ctx: Context) -> str:
+        """Asks the user's name within the request, then runs as a task."""
+        answer = await ctx.elicit("What is your name?", form(name="string"), key="user_name")
+        await ctx.start_task()
+        return f"Hello, {(answer.content or {}).get('name', 'stranger')}, from a task!"
 
 
 def _text_of(content: Any) -> str:

@@ -13,6 +13,7 @@ from mcpcore._inflight import IncomingRequest
 from mcpcore.methods import MethodSpec
 from mcpcore.types import (
     SERVER_INFO_META_KEY,
+    TASKS_EXTENSION,
     ClientCapabilities,
     InitializeResult,
     InputRequiredResult,
@@ -116,15 +117,14 @@ def decode_result(spec: MethodSpec, raw: bytes, *, modern: bool) -> Any:
     treat an unrecognized resultType as invalid" (basic); ``input_required`` is valid
     only for the methods that may ask for more input (basic/patterns/mrtr).
     """
+    if modern and spec.modern_result_type is not None:
+        # The tasks extension's own shapes (SEP-2663), not 2025-11-25's.
+        return _decode_or_explain(spec, spec.decode_modern_result, raw)
     try:
         result = spec.decode_result(raw)
     except jsonrpc.DECODE_ERRORS as exc:
-        if modern and spec.input_required:
-            # An InputRequiredResult lacks the fields a complete result requires.
-            input_required = _decode_input_required(raw)
-            if input_required is not None:
-                return input_required
-        return f"Invalid result for {spec.name}: {exc}"
+        other = _decode_other_shape(spec, raw) if modern else None
+        return f"Invalid result for {spec.name}: {exc}" if other is None else other
     if not modern:
         return result
     result_type = getattr(result, "result_type", UNSET)
@@ -135,6 +135,35 @@ def decode_result(spec: MethodSpec, raw: bytes, *, modern: bool) -> Any:
         if input_required is not None:
             return input_required
     return f"Unrecognized resultType {result_type!r} for {spec.name}"
+
+
+def _decode_or_explain(spec: MethodSpec, decode: Any, raw: bytes) -> Any:
+    try:
+        return decode(raw)
+    except jsonrpc.DECODE_ERRORS as exc:
+        return f"Invalid result for {spec.name}: {exc}"
+
+
+def _decode_other_shape(spec: MethodSpec, raw: bytes) -> Any:
+    """A 2026-07-28 result that is not the method's complete result, or None."""
+    if spec.task_result_type is not None:
+        # A CreateTaskResult lacks the fields a complete result requires
+        # ("resultType: task", SEP-2663; only tools/call may answer one).
+        task = _decode_task(spec.task_result_type, raw)
+        if task is not None:
+            return task
+    if spec.input_required:
+        # An InputRequiredResult lacks the fields a complete result requires.
+        return _decode_input_required(raw)
+    return None
+
+
+def _decode_task(expected: Any, raw: bytes) -> Any:
+    try:
+        result = jsonrpc.decoder_for(expected).decode(raw)
+    except jsonrpc.DECODE_ERRORS:
+        return None
+    return result if getattr(result, "result_type", None) == "task" else None
 
 
 def _decode_input_required(raw: bytes) -> InputRequiredResult | None:
@@ -149,7 +178,13 @@ def result_problem(
     spec: MethodSpec, request: IncomingRequest, result: Any, negotiated: str | None
 ) -> str | None:
     """Why ``result`` can't answer ``request``, or None when it can."""
+    version = request.protocol_version
+    modern = version is not None and era_of(version) is Era.MODERN
+    if spec.task_result_type is not None and isinstance(result, spec.task_result_type):
+        return _task_problem(request, modern)
     expected = spec.result_type
+    if modern and spec.modern_result_type is not None:
+        expected = spec.modern_result_type
     if (
         type(result) is not expected  # the method's own type (the common case) is fine
         and isinstance(result, msgspec.Struct)
@@ -158,15 +193,33 @@ def result_problem(
     ):
         return f"{spec.name} answers with {expected.__name__}, not {type(result).__name__}"
     if isinstance(result, InputRequiredResult):
-        version = request.protocol_version
-        if version is None or era_of(version) is not Era.MODERN:
-            return "InputRequiredResult exists only in 2026-07-28; use a server-to-client request"
-        if not spec.input_required:
-            # "ONLY for tools/call, resources/read and prompts/get" (2026-07-28 mrtr).
-            return f"{spec.name} can't answer with InputRequiredResult"
-        return check_input_required(result, request.client_capabilities)
+        return _input_required_problem(spec, request, result, modern)
     if spec.name == "initialize" and (
         not isinstance(result, InitializeResult) or result.protocol_version != negotiated
     ):
         return f"the initialize result must carry the negotiated version {negotiated!r}"
+    return None
+
+
+def _input_required_problem(
+    spec: MethodSpec, request: IncomingRequest, result: InputRequiredResult, modern: bool
+) -> str | None:
+    if not modern:
+        return "InputRequiredResult exists only in 2026-07-28; use a server-to-client request"
+    if not spec.input_required:
+        # "ONLY for tools/call, resources/read and prompts/get" (2026-07-28 mrtr).
+        return f"{spec.name} can't answer with InputRequiredResult"
+    return check_input_required(result, request.client_capabilities)
+
+
+def _task_problem(request: IncomingRequest, modern: bool) -> str | None:
+    """Why a task can't answer ``request`` (a tools/call), or None when it can."""
+    if not modern:
+        return "a CreateTaskResult of the tasks extension exists only in 2026-07-28"
+    capabilities = request.client_capabilities
+    extensions = None if capabilities is None else capabilities.extensions
+    if not extensions or TASKS_EXTENSION not in extensions:
+        # "MUST NOT return a task to a client that did not declare it on that
+        # request" (SEP-2663 "Capability Negotiation").
+        return "the client did not declare the tasks extension on this request"
     return None

@@ -45,12 +45,13 @@ class _Decoders:
     never what the spec says.
     """
 
-    __slots__ = ("params", "response", "result")
+    __slots__ = ("modern_result", "params", "response", "result")
 
     def __init__(self) -> None:
         self.params: msgspec.json.Decoder[Any] | None = None
         self.result: msgspec.json.Decoder[Any] | None = None
         self.response: msgspec.json.Decoder[Any] | None = None
+        self.modern_result: msgspec.json.Decoder[Any] | None = None
 
 
 # eq=False: a spec is compared and hashed by identity, which is what the tables that
@@ -83,6 +84,12 @@ class MethodSpec:
         params_decode: A custom decoder for ``params``, for a ``params_type`` msgspec
             can't decode by itself (elicitation's form-or-URL union). It raises
             `msgspec.DecodeError` (or its subclass ValidationError) on bad input.
+        modern_result_type: The result type in 2026-07-28 where it differs from
+            ``result_type`` (the tasks extension reshaped ``tasks/get`` and
+            ``tasks/cancel`` of 2025-11-25); None when it does not.
+        task_result_type: The result a 2026-07-28 server may answer with instead, when
+            the request's client declared the tasks extension ("only tools/call is
+            supported for now", SEP-2663); None for every other method.
     """
 
     name: str
@@ -96,6 +103,8 @@ class MethodSpec:
     cacheable: bool = False
     opens_stream: bool = False
     params_decode: Callable[[bytes], Any] | None = field(default=None, repr=False)
+    modern_result_type: Any | None = None
+    task_result_type: Any | None = None
     _decoders: _Decoders = field(default_factory=_Decoders, init=False, repr=False)
 
     def decode_params(self, raw: bytes) -> Any:
@@ -127,6 +136,17 @@ class MethodSpec:
             if self.result_type is None:
                 raise TypeError(f"{self.name} is a notification: it has no result")
             decoder = decoders.result = decoder_for(self.result_type)
+        return decoder.decode(raw)
+
+    def decode_modern_result(self, raw: bytes) -> Any:
+        """Decode a 2026-07-28 result as ``modern_result_type`` (or ``result_type``)."""
+        expected = self.modern_result_type
+        if expected is None:
+            return self.decode_result(raw)
+        decoders = self._decoders
+        decoder = decoders.modern_result
+        if decoder is None:
+            decoder = decoders.modern_result = decoder_for(expected)
         return decoder.decode(raw)
 
     def decode_result_message(self, data: bytes) -> Any:
@@ -227,6 +247,9 @@ _LEGACY = frozenset(LEGACY_VERSIONS)
 _MODERN = frozenset(MODERN_VERSIONS)
 _FROM_2025_06_18 = frozenset({"2025-06-18", "2025-11-25"})
 _ONLY_2025_11_25 = frozenset({"2025-11-25"})
+#: Where tasks/get and tasks/cancel exist: the core tasks of 2025-11-25, and the 2026-07-28
+#: tasks extension (which only the extension's server answers: -32601 from any other).
+_TASKS = _ONLY_2025_11_25 | _MODERN
 
 
 def _request(
@@ -275,6 +298,7 @@ DEFAULT_METHODS = MethodTable(
             _C2S,
             capability="tools",
             input_required=True,
+            task_result_type=types.CreateTaskExtensionResult,
         ),
         # Resources.
         _request(
@@ -386,13 +410,24 @@ DEFAULT_METHODS = MethodTable(
             versions=_LEGACY,
             capability="roots",
         ),
-        # Experimental tasks (2025-11-25 only; either side may be the receiver).
+        # Tasks: the experimental core tasks of 2025-11-25 (either side may be the
+        # receiver), and in 2026-07-28 the tasks extension (SEP-2663), which keeps
+        # tasks/get and tasks/cancel with new results, adds tasks/update, and removes
+        # tasks/result and tasks/list ("MUST reject ... with -32601").
         _request(
             "tasks/get",
             types.GetTaskRequestParams,
             types.GetTaskResult,
             _BOTH,
-            versions=_ONLY_2025_11_25,
+            versions=_TASKS,
+            modern_result_type=types.DetailedTaskResult,
+        ),
+        _request(
+            "tasks/update",
+            types.UpdateTaskRequestParams,
+            types.EmptyResult,
+            _C2S,
+            versions=_MODERN,
         ),
         _request(
             "tasks/result",
@@ -413,7 +448,9 @@ DEFAULT_METHODS = MethodTable(
             types.CancelTaskRequestParams,
             types.CancelTaskResult,
             _BOTH,
-            versions=_ONLY_2025_11_25,
+            versions=_TASKS,
+            # "tasks/cancel MUST return an empty ack" (SEP-2663).
+            modern_result_type=types.EmptyResult,
         ),
         # Notifications.
         _notification(

@@ -52,6 +52,7 @@ class _Meta(msgspec.Struct, gc=False):
 class _Params(msgspec.Struct, gc=False):
     name: Any = None
     uri: Any = None
+    task_id: Any = msgspec.field(default=None, name="taskId")
     arguments: msgspec.Raw = msgspec.Raw()  # (empty when absent)
     meta: _Meta | None = msgspec.field(default=None, name="_meta")
 
@@ -139,7 +140,15 @@ def describe_message(data: bytes) -> OutgoingMessage:
         return OutgoingMessage(message.id, method)
     version = params.meta.protocol_version if params.meta is not None else None
     field = NAME_FIELDS.get(method)
-    name = params.uri if field == "uri" else params.name if field is not None else None
+    name = (
+        None
+        if field is None
+        else params.uri
+        if field == "uri"
+        else params.task_id
+        if field == "taskId"
+        else params.name
+    )
     return OutgoingMessage(
         message.id,
         method,

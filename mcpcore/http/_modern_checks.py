@@ -53,6 +53,7 @@ class _Params(msgspec.Struct, gc=False):
     name: Any = UNSET
     uri: Any = UNSET
     arguments: Raw | UnsetType = UNSET
+    task_id: Any = msgspec.field(default=UNSET, name="taskId")
 
 
 class ModernRequest(msgspec.Struct, gc=False):
@@ -65,6 +66,7 @@ class ModernRequest(msgspec.Struct, gc=False):
         name: ``params.name``, if present (tools/call, prompts/get).
         uri: ``params.uri``, if present (resources/read).
         arguments: ``params.arguments``, undecoded.
+        task_id: ``params.taskId``, if present (the tasks extension's methods).
     """
 
     id: RequestId | None
@@ -73,6 +75,7 @@ class ModernRequest(msgspec.Struct, gc=False):
     name: Any
     uri: Any
     arguments: Raw | UnsetType
+    task_id: Any = UNSET
 
 
 class _Body(msgspec.Struct, gc=False):
@@ -117,7 +120,7 @@ def read_modern_request(body: bytes) -> ModernRequest | None:
         return ModernRequest(decoded.id, decoded.method, None, UNSET, UNSET, UNSET)
     meta = params.meta if isinstance(params.meta, dict) else None
     return ModernRequest(
-        decoded.id, decoded.method, meta, params.name, params.uri, params.arguments
+        decoded.id, decoded.method, meta, params.name, params.uri, params.arguments, params.task_id
     )
 
 
@@ -178,7 +181,9 @@ def _header_problem(
     field = NAME_FIELDS.get(method)
     problem = None
     if field is not None:
-        expected = request.name if field == "name" else request.uri
+        expected = (
+            request.name if field == "name" else request.uri if field == "uri" else request.task_id
+        )
         if isinstance(expected, str):
             problem = _name_problem(header(NAME_HEADER), expected)
     if problem is None and method == "tools/call" and isinstance(request.name, str):

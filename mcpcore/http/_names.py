@@ -32,10 +32,21 @@ NAME_HEADER: Final = "Mcp-Name"
 #: Resuming an SSE stream (legacy revisions only).
 LAST_EVENT_ID_HEADER: Final = "Last-Event-ID"
 
-#: Method → the ``params`` field ``Mcp-Name`` repeats (2026-07-28 basic/transports).
+#: Method → the ``params`` field ``Mcp-Name`` repeats (2026-07-28 basic/transports);
+#: the tasks extension's methods repeat ``taskId`` ("tasks/get, tasks/update and
+#: tasks/cancel MUST set Mcp-Name: <taskId>", SEP-2663 "Streamable HTTP").
 NAME_FIELDS: Final[Mapping[str, str]] = MappingProxyType(
-    {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+    {
+        "tools/call": "name",
+        "prompts/get": "name",
+        "resources/read": "uri",
+        "tasks/get": "taskId",
+        "tasks/update": "taskId",
+        "tasks/cancel": "taskId",
+    }
 )
+#: A wire field → its attribute on the decoded params Struct.
+_ATTRIBUTES: Final = MappingProxyType({"name": "name", "uri": "uri", "taskId": "task_id"})
 
 
 def name_of(method: str, params: Any) -> str | None:
@@ -48,5 +59,8 @@ def name_of(method: str, params: Any) -> str | None:
     field = NAME_FIELDS.get(method)
     if field is None:
         return None
-    value = params.get(field) if isinstance(params, dict) else getattr(params, field, None)
+    if isinstance(params, dict):
+        value = params.get(field)
+    else:
+        value = getattr(params, _ATTRIBUTES[field], None)
     return value if isinstance(value, str) else None

@@ -3,7 +3,9 @@
 `Server` holds the registries and answers requests by awaiting handlers; it never does
 IO itself. A handler gets a `Context` for progress, log messages, cancellation and
 questions to the client (`Context.elicit`, `Context.sample`, `Context.list_roots`) that
-work the same in both protocol eras. `Outbound` is what a driver provides.
+work the same in both protocol eras. `Outbound` is what a driver provides, and for
+tools that run as tasks (2026-07-28 tasks extension) a `TaskRunner`; task state lives
+in a `TaskStore` (`MemoryTaskStore` by default).
 """
 
 from __future__ import annotations
@@ -19,26 +21,42 @@ from mcpcore.server._prompts import MAX_COMPLETION_VALUES
 from mcpcore.server._resources import MAX_URI_LENGTH
 from mcpcore.server._sealing import MAX_SEALED_SIZE, MIN_SECRET_SIZE
 from mcpcore.server._server import Server
+from mcpcore.server._tasks import (
+    DEFAULT_POLL_INTERVAL_MS,
+    DEFAULT_TASK_TTL_MS,
+    MAX_TASKS,
+    MemoryTaskStore,
+    TaskRecord,
+    TaskRunner,
+    TaskStore,
+)
 from mcpcore.server._tools import MAX_TOOL_NAME_LENGTH
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "DEFAULT_POLL_INTERVAL_MS",
     "DEFAULT_STATE_TTL",
+    "DEFAULT_TASK_TTL_MS",
     "MAX_COMPLETION_VALUES",
     "MAX_INPUT_REQUESTS",
     "MAX_PAGE_SIZE",
     "MAX_RESOURCE_SUBSCRIPTIONS",
     "MAX_SEALED_SIZE",
+    "MAX_TASKS",
     "MAX_TOOL_NAME_LENGTH",
     "MAX_URI_LENGTH",
     "MIN_SECRET_SIZE",
     "Context",
     "McpError",
     "MemoryHub",
+    "MemoryTaskStore",
     "MissingCapabilityError",
     "NotificationHub",
     "Outbound",
     "ResourceNotFoundError",
     "Server",
+    "TaskRecord",
+    "TaskRunner",
+    "TaskStore",
     "ToolError",
 ]

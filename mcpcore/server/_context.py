@@ -7,14 +7,21 @@ eras: a server-to-client request in the legacy era, an `InputRequiredResult` and
 retry in 2026-07-28 (see `mcpcore.server._input`). In 2026-07-28 the handler runs
 again from the start on each retry, so it should ask its questions before doing
 anything it must not repeat, and keep what it needs across rounds in `state`.
+
+A tool that runs as a task (2026-07-28 tasks extension) gets a `Context` too, detached
+from the request that started it: its questions become the task's ``inputRequests``
+(answered with ``tasks/update``, after which it runs again from the start), and
+progress and log messages are dropped ("not supported for tasks", SEP-2663).
 """
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
 from mcpcore import jsonrpc
+from mcpcore._capabilities import required_client_capabilities
 from mcpcore._connection import Connection
 from mcpcore.errors import McpError
 from mcpcore.events import ErrorReceived, RequestReceived, ResponseReceived
@@ -41,13 +48,29 @@ from mcpcore.types import (
 )
 from mcpcore.versions import Era, era_of
 
-__all__ = ["Context"]
+__all__ = ["Context", "StartTask", "TaskPhase"]
 
 _METHOD_OF: Final = {
     ElicitRequest: "elicitation/create",
     CreateMessageRequest: "sampling/createMessage",
     ListRootsRequest: "roots/list",
 }
+
+
+class TaskPhase(enum.Enum):
+    """Where a tool that may run as a task stands (2026-07-28 tasks extension)."""
+
+    #: Not a task, and it won't become one: an ordinary request.
+    NONE = "none"
+    #: Answering the request while gathering input first: `Context.start_task` turns
+    #: the request into a task.
+    GATHERING = "gathering"
+    #: Running as a task, after the request was answered with the task.
+    RUNNING = "running"
+
+
+class StartTask(Exception):  # noqa: N818 (a signal, not an error)
+    """Raised by `Context.start_task` while gathering: the server answers with a task."""
 
 
 class Context:
@@ -70,6 +93,7 @@ class Context:
         "_connection",
         "_outbound",
         "_rounds",
+        "_task_phase",
         "client_capabilities",
         "method",
         "params",
@@ -91,6 +115,7 @@ class Context:
         self._connection = connection
         self._outbound = outbound
         self._rounds = rounds
+        self._task_phase = TaskPhase.NONE
         self._asked = 0
         self.request_id: RequestId = event.request_id
         self.method = event.method
@@ -108,8 +133,30 @@ class Context:
 
     @property
     def cancelled(self) -> bool:
-        """Whether the client cancelled this request (anything sent now is dropped)."""
+        """Whether the client cancelled this request (anything sent now is dropped).
+
+        A task is cancelled by cancelling its run (``tasks/cancel``), never seen here.
+        """
+        if self._task_phase is TaskPhase.RUNNING:
+            return False
         return self._connection.is_cancelled(self.request_id)
+
+    @property
+    def in_task(self) -> bool:
+        """Whether the handler runs as a task (2026-07-28 tasks extension)."""
+        return self._task_phase is TaskPhase.RUNNING
+
+    async def start_task(self) -> None:
+        """Mark where a tool that gathers input first becomes a task.
+
+        For a tool registered with ``task=...`` and ``gather_input_first=True``: what
+        the handler asks before this call is asked within the request (2026-07-28
+        multi round-trip); here the request is answered with a task, and the handler
+        runs again from the start as the task, its earlier answers at hand ("MRTR →
+        Tasks composition", SEP-2663). Elsewhere it does nothing.
+        """
+        if self._task_phase is TaskPhase.GATHERING:
+            raise StartTask
 
     @property
     def progress_token(self) -> ProgressToken | None:
@@ -122,12 +169,16 @@ class Context:
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Report progress, if the client asked for it; each value must exceed the last."""
+        if self._task_phase is TaskPhase.RUNNING:
+            return  # "Progress ... not supported for tasks" (SEP-2663)
         data = self._connection.send_progress(self.request_id, progress, total, message)
         if data is not None:
             await self._outbound.send(data)
 
     async def log(self, level: LoggingLevel, data: Any, *, logger: str | None = None) -> None:
         """Send a log message, if the client asked for messages of this level."""
+        if self._task_phase is TaskPhase.RUNNING:
+            return  # "log messages are not supported for tasks" (SEP-2663)
         message = self._connection.send_log_message(
             level, data, logger=logger, request_id=self.request_id
         )
@@ -144,6 +195,8 @@ class Context:
         the transport has no resumable stream for the request: stdio, 2026-07-28, or a
         session before 2025-11-25.
         """
+        if self._task_phase is TaskPhase.RUNNING:
+            return False
         close = getattr(self._outbound, "close_stream", None)
         if close is None:
             return False
@@ -151,7 +204,13 @@ class Context:
 
     def client_supports(self, method: str, params: Any = None) -> bool:
         """Whether the client declared what ``method`` (an input request) needs."""
-        return self._connection.missing_capabilities(self.request_id, method, params) is None
+        return self._missing(method, params) is None
+
+    def _missing(self, method: str, params: Any) -> ClientCapabilities | None:
+        if self._task_phase is TaskPhase.RUNNING:
+            # The request that started the task is answered: its own capabilities.
+            return required_client_capabilities(method, params, self.client_capabilities)
+        return self._connection.missing_capabilities(self.request_id, method, params)
 
     async def request_input(self, requests: Mapping[str, InputRequest]) -> dict[str, Any]:
         """Ask the client for several things at once; returns the answers by key.
@@ -164,9 +223,7 @@ class Context:
             raise ValueError(f"at most {MAX_INPUT_REQUESTS} input requests at once")
         for request in requests.values():
             method = _METHOD_OF[type(request)]
-            required = self._connection.missing_capabilities(
-                self.request_id, method, getattr(request, "params", None)
-            )
+            required = self._missing(method, getattr(request, "params", None))
             if required is not None:
                 raise MissingCapabilityError(required)
         if self.era is Era.LEGACY:

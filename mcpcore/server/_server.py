@@ -41,6 +41,7 @@ from mcpcore.server._pagination import DEFAULT_PAGE_SIZE, Paginator
 from mcpcore.server._prompts import CompletionRegistry, PromptRegistry
 from mcpcore.server._resources import ResourceRegistry, not_found, uri_problem
 from mcpcore.server._sealing import Sealer, TamperedError
+from mcpcore.server._tasks import TaskRunner, Tasks, TaskStore
 from mcpcore.server._tools import ToolRegistry
 from mcpcore.versions import ALL_VERSIONS, Era, era_of
 
@@ -77,6 +78,9 @@ class Server:
             every user).
         on_error: Called with every exception a handler raised that became a generic
             error, so the embedder can log it.
+        hub: Where change notifications go (`MemoryHub` unless workers share one).
+        task_store: Where the tasks of tools registered with ``task=...`` live
+            (2026-07-28 tasks extension); a bounded `MemoryTaskStore` by default.
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class Server:
         cache_scope: types.CacheScope = "private",
         on_error: ErrorReporter | None = None,
         hub: NotificationHub | None = None,
+        task_store: TaskStore | None = None,
     ) -> None:
         self.info = types.Implementation(name=name, version=version, title=title or UNSET)
         self.instructions = instructions
@@ -106,6 +111,7 @@ class Server:
         self.resources = ResourceRegistry()
         self.prompts = PromptRegistry()
         self.completions = CompletionRegistry()
+        self.tasks = Tasks(self.tools, task_store, report=self._report)
         self._access_check: AccessCheck | None = None
         self._page_size = page_size
         self._sealer: Sealer | None = None
@@ -128,12 +134,27 @@ class Server:
             "prompts/list": self._list_prompts,
             "prompts/get": self._get_prompt,
             "completion/complete": self._complete,
+            "tasks/get": self._get_task,
+            "tasks/update": self._update_task,
+            "tasks/cancel": self._cancel_task,
         }
 
     def configure(
-        self, *, secret: bytes | None = None, clock: Callable[[], float] | None = None
+        self,
+        *,
+        secret: bytes | None = None,
+        clock: Callable[[], float] | None = None,
+        task_runner: TaskRunner | None = None,
+        new_task_id: Callable[[], str] | None = None,
     ) -> None:
-        """Give the server a key and a clock where it has none yet (drivers call this)."""
+        """Give the server what it must not make itself, where it has none yet.
+
+        Drivers call this: a key and a clock, and for tools that run as tasks a
+        `TaskRunner` and a source of task ids (unguessable: "task ids MUST be
+        cryptographically random" without an authorization context, 2025-11-25 tasks).
+        Without a runner, task tools answer synchronously (SEP-2663 allows it).
+        """
+        self.tasks.configure(clock=clock, runner=task_runner, new_id=new_task_id)
         if secret is not None and self._sealer is None:
             self._sealer = Sealer(secret)
             self._paginator = Paginator(self._sealer, self._page_size)
@@ -164,6 +185,9 @@ class Server:
             else UNSET,
             completions={} if len(self.prompts) or has_resources else UNSET,
             logging={},
+            # "advertise it under capabilities.extensions" (SEP-2663), when a tool may
+            # run as a task. (Legacy clients ignore extensions they don't know.)
+            extensions={types.TASKS_EXTENSION: {}} if self.tools.has_tasks else UNSET,
         )
 
     def tool(self, name: str | None = None, **options: Any) -> Callable[[_F], _F]:
@@ -174,6 +198,11 @@ class Server:
         one parameter, ``arguments``. Options: ``title``, ``description`` (default: the
         docstring), ``input_schema``, ``output_schema`` (default: from the return
         annotation), ``annotations``, ``icons``, ``meta``.
+
+        ``task="optional"`` or ``task="required"`` lets the tool run as a task of the
+        2026-07-28 tasks extension: a client that declared the extension gets a task
+        at once and polls it; ``gather_input_first=True`` asks the handler's questions
+        within the request and starts the task at `Context.start_task`.
         """
 
         def register(handler: _F) -> _F:
@@ -415,8 +444,28 @@ class Server:
         return types.ListToolsResult(tools=page, next_cursor=cursor)
 
     def _call_tool(self, context: Context) -> Awaitable[Any]:
+        if self.tools.has_tasks and context.era is Era.MODERN:
+            support, _ = self.tools.task_support(context.params.name)
+            if support is not None:
+                return self.tasks.call_tool(context)
         # The registry's coroutine itself, not one more coroutine awaiting it.
         return self.tools.call(context, context.params)
+
+    def _tasks_of(self, context: Context) -> Tasks:
+        # The 2025-11-25 core tasks are not served: without the `tasks` capability,
+        # -32601 (as before). In 2026-07-28, only the extension's server answers.
+        if context.era is Era.LEGACY or not self.tools.has_tasks:
+            raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {context.method}")
+        return self.tasks
+
+    async def _get_task(self, context: Context) -> types.DetailedTaskResult:
+        return await self._tasks_of(context).get(context)
+
+    async def _update_task(self, context: Context) -> types.EmptyResult:
+        return await self._tasks_of(context).update(context)
+
+    async def _cancel_task(self, context: Context) -> types.EmptyResult:
+        return await self._tasks_of(context).cancel(context)
 
     async def _list_resources(self, context: Context) -> types.ListResourcesResult:
         resources = [r for r in self.resources.resources() if await self._allowed(context, r.uri)]

@@ -20,7 +20,7 @@ import inspect
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 from msgspec import UNSET
@@ -37,6 +37,10 @@ __all__ = ["MAX_TOOL_NAME_LENGTH", "RegisteredTool", "ToolRegistry", "to_call_re
 
 #: "Tool names SHOULD be 1-128 characters" (2025-11-25 server/tools).
 MAX_TOOL_NAME_LENGTH: Final = 128
+#: How a tool takes to running as a task (2026-07-28 tasks extension): "optional" runs
+#: it as a task for a client that declared the extension and synchronously for one that
+#: did not; "required" refuses the latter with -32021 (SEP-2663).
+TaskSupport: TypeAlias = Literal["optional", "required"]
 _NAME_CHARACTERS: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 )
@@ -62,18 +66,30 @@ class RegisteredTool:
     signature: HandlerSignature | None
     validator: Validator | None
     wraps_output: bool
+    #: "optional" or "required" when the tool may run as a task (2026-07-28 tasks
+    #: extension), None when it never does.
+    task: TaskSupport | None = None
+    #: Whether it asks its questions within the request before becoming a task
+    #: (`Context.start_task`).
+    gathers_input_first: bool = False
 
 
 class ToolRegistry:
     """The tools of one server, in registration order."""
 
-    __slots__ = ("_tools",)
+    __slots__ = ("_task_tools", "_tools")
 
     def __init__(self) -> None:
         self._tools: dict[str, RegisteredTool] = {}
+        self._task_tools = 0  # (counted: has_tasks is asked on every tools/call)
 
     def __len__(self) -> int:
         return len(self._tools)
+
+    @property
+    def has_tasks(self) -> bool:
+        """Whether any tool may run as a task (the server then offers the extension)."""
+        return self._task_tools > 0
 
     def add(
         self,
@@ -87,9 +103,15 @@ class ToolRegistry:
         annotations: types.ToolAnnotations | None = None,
         icons: list[types.Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        task: TaskSupport | None = None,
+        gather_input_first: bool = False,
     ) -> RegisteredTool:
         """Register ``handler`` as a tool (see `Server.tool`)."""
         name = name or handler.__name__
+        if task not in (None, "optional", "required"):
+            raise ValueError(f"tool {name!r}: task must be 'optional', 'required' or None")
+        if gather_input_first and task is None:
+            raise ValueError(f"tool {name!r}: gather_input_first needs task=...")
         if not 0 < len(name) <= MAX_TOOL_NAME_LENGTH or not set(name) <= _NAME_CHARACTERS:
             raise ValueError(f"tool name {name!r}: 1-128 characters of A-Z a-z 0-9 _ . -")
         if name in self._tools:
@@ -134,13 +156,16 @@ class ToolRegistry:
             else output_schema
         )
         legacy = types.Tool(**fields, output_schema=legacy_output or UNSET)
-        tool = RegisteredTool(modern, legacy, handler, signature, validator, wraps_output)
+        tool = RegisteredTool(
+            modern, legacy, handler, signature, validator, wraps_output, task, gather_input_first
+        )
         self._tools[name] = tool
+        self._task_tools += task is not None
         return tool
 
     def remove(self, name: str) -> None:
         """Unregister a tool; KeyError if there is none by that name."""
-        del self._tools[name]
+        self._task_tools -= self._tools.pop(name).task is not None
 
     def definitions(self, *, modern: bool) -> list[types.Tool]:
         """What tools/list publishes, in registration order."""
@@ -152,6 +177,11 @@ class ToolRegistry:
         if tool is None:
             return None
         return tool.modern if modern else tool.legacy
+
+    def task_support(self, name: str) -> tuple[TaskSupport | None, bool]:
+        """Whether the tool ``name`` may run as a task, and whether it gathers input first."""
+        tool = self._tools.get(name)
+        return (None, False) if tool is None else (tool.task, tool.gathers_input_first)
 
     async def call(self, context: Context, params: types.CallToolRequestParams) -> Any:
         """Run a tools/call; the result (or an InputRequiredResult to pass through)."""

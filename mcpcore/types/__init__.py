@@ -288,6 +288,12 @@ from ._tasks import (
     TaskStatusNotification,
     TaskStatusNotificationParams,
 )
+from ._tasks_extension import (
+    TASKS_EXTENSION,
+    CreateTaskExtensionResult,
+    DetailedTaskResult,
+    UpdateTaskRequestParams,
+)
 from ._tools import (
     CallToolRequest,
     CallToolRequestParams,
@@ -309,6 +315,7 @@ __all__ = [
     "RELATED_TASK_META_KEY",
     "SERVER_INFO_META_KEY",
     "SUBSCRIPTION_ID_META_KEY",
+    "TASKS_EXTENSION",
     "UNSET",
     "Annotated",
     "Annotations",
@@ -346,8 +353,10 @@ __all__ = [
     "CreateMessageRequest",
     "CreateMessageRequestParams",
     "CreateMessageResult",
+    "CreateTaskExtensionResult",
     "CreateTaskResult",
     "Cursor",
+    "DetailedTaskResult",
     "DiscoverRequest",
     "DiscoverResult",
     "DiscoverResultResponse",
@@ -539,6 +548,7 @@ __all__ = [
     "UntitledMultiSelectEnumItems",
     "UntitledMultiSelectEnumSchema",
     "UntitledSingleSelectEnumSchema",
+    "UpdateTaskRequestParams",
     "decode_elicit_request_params",
     "decode_input_response",
     "meta_field",

@@ -1,7 +1,8 @@
 """Experimental tasks of 2025-11-25 (core there; an extension in 2026-07-28).
 
 Every type here is legacy only: 2025-11-25. The 2026-07-28 tasks extension
-(``io.modelcontextprotocol/tasks``) defines its own shapes and is not part of the schema.
+(``io.modelcontextprotocol/tasks``) is not part of the schema; its own, flatter shapes
+are in `mcpcore.types._tasks_extension`.
 """
 
 from __future__ import annotations

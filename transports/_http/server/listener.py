@@ -34,6 +34,7 @@ from transports._net.partial import apply_budget
 from transports._net.reply import REPLY_MODES, ReplyMode
 from transports._net.server_connection import HttpConnection
 from transports._runtime.serving import SECRET_SIZE
+from transports._runtime.tasks import GroupTaskRunner, new_task_id
 from transports._websocket.limits import WebSocketLimits
 from transports._websocket.upgrade import WebSocketUpgrade
 
@@ -138,7 +139,14 @@ async def serve_http(
         sharing: SharedSessions | None = None
         if deployment is not None:  # (first: it gives the server the deployment's key)
             sharing = await nursery.start(_join, deployment, server, limits)
-        server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
+        server.configure(
+            secret=secrets.token_bytes(SECRET_SIZE),
+            clock=time.time,
+            # Tasks (2026-07-28 tasks extension) run in this nursery: they outlive
+            # the request that created them, not the server.
+            task_runner=GroupTaskRunner(nursery),
+            new_task_id=new_task_id,
+        )
         await nursery.start(apply_budget, budget)
         router = Router(
             server,

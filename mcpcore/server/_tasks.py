@@ -1,0 +1,436 @@
+"""The 2026-07-28 tasks extension, server side (``io.modelcontextprotocol/tasks``, SEP-2663).
+
+A tool registered with ``task="optional"`` or ``task="required"`` may run as a task: a
+``tools/call`` from a client that declared the extension on that request is answered at
+once with a `CreateTaskExtensionResult`, and the tool runs on in the background. The
+client polls ``tasks/get`` (the status; the result, error or input requests inlined),
+answers the tool's questions with ``tasks/update`` and gives up with ``tasks/cancel``.
+
+The core still does no IO: the driver gives the server a `TaskRunner` (it starts and
+cancels runs; trio's nursery in `transports.serve_http`) and a way to draw task ids;
+the clock is the server's. Task state lives behind `TaskStore` (async, so that a store
+shared by workers fits the same interface); `MemoryTaskStore` is the bounded in-memory
+one. There is no Redis store yet: tasks live in the worker that created them.
+
+Input inside a task works like a 2026-07-28 multi round-trip request: the handler asks
+(`Context.elicit`...), the task goes to ``input_required`` with the questions under the
+handler's keys, ``tasks/update`` brings answers, and once every outstanding question is
+answered the handler runs again from the start, its answers at hand.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, Protocol
+
+import msgspec
+from msgspec import UNSET
+
+from mcpcore import jsonrpc, types
+from mcpcore.errors import McpError
+from mcpcore.events import RequestReceived
+from mcpcore.server._context import Context, StartTask, TaskPhase
+from mcpcore.server._errors import MissingCapabilityError
+from mcpcore.server._input import InputRequired, Rounds
+from mcpcore.server._tools import ToolRegistry
+
+__all__ = [
+    "DEFAULT_POLL_INTERVAL_MS",
+    "DEFAULT_TASK_TTL_MS",
+    "MAX_TASKS",
+    "MemoryTaskStore",
+    "TaskRecord",
+    "TaskRunner",
+    "TaskStore",
+    "Tasks",
+]
+
+#: How long a task stays readable after its creation, in milliseconds (``ttlMs``): an
+#: hour covers a slow job and a client that polls lazily, and the store still empties
+#: itself ("receivers MAY delete a task after its TTL", 2025-11-25 tasks; SEP-2663).
+DEFAULT_TASK_TTL_MS: Final = 3_600_000
+#: How often we suggest the client polls ``tasks/get`` (``pollIntervalMs``): twice a
+#: second keeps a person waiting on a result under a second of lag at a cost of two
+#: small requests a second per waiting client.
+DEFAULT_POLL_INTERVAL_MS: Final = 500
+#: Tasks one `MemoryTaskStore` keeps. Each holds its arguments and inlined result; past
+#: this, finished tasks are dropped oldest first, and while every task is still running
+#: new ones are refused (-32603) rather than let one client exhaust memory.
+MAX_TASKS: Final = 1024
+#: Statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks).
+TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+_REQUIRED_EXTENSION: Final = types.ClientCapabilities(extensions={types.TASKS_EXTENSION: {}})
+
+
+class TaskRecord(msgspec.Struct, kw_only=True):
+    """One task, as a store keeps it (a Struct: a shared store encodes it whole).
+
+    Times are the server clock's seconds; ``answers`` are the raw input responses so
+    far and ``input_requests`` the questions still outstanding.
+    """
+
+    task_id: str
+    principal: str | None
+    params: types.CallToolRequestParams
+    protocol_version: str
+    client_capabilities: types.ClientCapabilities
+    status: types.TaskStatus = "working"
+    status_message: str | None = None
+    created_at: float
+    last_updated_at: float
+    ttl_ms: int | None
+    input_requests: dict[str, types.InputRequest] = msgspec.field(default_factory=dict)
+    answers: dict[str, Any] = msgspec.field(default_factory=dict)
+    handler_state: dict[str, Any] = msgspec.field(default_factory=dict)
+    result: dict[str, Any] | None = None
+    error: types.Error | None = None
+
+    @property
+    def terminal(self) -> bool:
+        """Whether the task is over (completed, failed or cancelled)."""
+        return self.status in TERMINAL
+
+
+class TaskStore(Protocol):
+    """Where tasks live: memory now; a store shared by workers (Redis) later."""
+
+    async def create(self, record: TaskRecord) -> bool:
+        """Keep a new task durably; False when the store is full."""
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        """The task ``task_id``, or None (unknown, or past its TTL)."""
+
+    async def save(self, record: TaskRecord) -> None:
+        """Keep a task's new state."""
+
+
+class MemoryTaskStore:
+    """A `TaskStore` in this process's memory, bounded by `MAX_TASKS` and each task's TTL."""
+
+    __slots__ = ("_clock", "_max_tasks", "_tasks")
+
+    def __init__(self, clock: Callable[[], float], *, max_tasks: int = MAX_TASKS) -> None:
+        self._clock = clock
+        self._max_tasks = max_tasks
+        self._tasks: dict[str, TaskRecord] = {}
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    async def create(self, record: TaskRecord) -> bool:
+        """Keep a new task; when full, drop expired then the oldest finished, or refuse."""
+        if len(self._tasks) >= self._max_tasks and not self._make_room():
+            return False
+        self._tasks[record.task_id] = record
+        return True
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        """The task ``task_id``; one past its TTL is dropped and reads as unknown."""
+        record = self._tasks.get(task_id)
+        if record is not None and self._expired(record):
+            del self._tasks[task_id]
+            return None
+        return record
+
+    async def save(self, record: TaskRecord) -> None:
+        """Keep a task's new state (a task dropped meanwhile stays dropped)."""
+        if record.task_id in self._tasks:
+            self._tasks[record.task_id] = record
+
+    def _expired(self, record: TaskRecord) -> bool:
+        ttl = record.ttl_ms
+        return ttl is not None and self._clock() > record.created_at + ttl / 1000
+
+    def _make_room(self) -> bool:
+        for task_id in [t for t, r in self._tasks.items() if self._expired(r)]:
+            del self._tasks[task_id]
+        if len(self._tasks) < self._max_tasks:
+            return True
+        # The oldest finished task goes (insertion order is creation order).
+        oldest = next((t for t, r in self._tasks.items() if r.terminal), None)
+        if oldest is None:
+            return False
+        del self._tasks[oldest]
+        return True
+
+
+class TaskRunner(Protocol):
+    """The driver's side of tasks: it runs the work in the background and cancels it."""
+
+    def start(self, task_id: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Run ``work()`` in the background, cancellable as ``task_id``."""
+
+    def cancel(self, task_id: str) -> None:
+        """Cancel the run of ``task_id``, if there is one (it may have ended)."""
+
+
+def iso_8601(seconds: float) -> str:
+    """``seconds`` since the epoch as an ISO 8601 UTC timestamp (``createdAt``)."""
+    moment = datetime.datetime.fromtimestamp(seconds, tz=datetime.timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def declares_tasks(capabilities: types.ClientCapabilities | None) -> bool:
+    """Whether the client declared the tasks extension (on this request, in 2026-07-28)."""
+    extensions = None if capabilities is None else capabilities.extensions
+    return bool(extensions) and types.TASKS_EXTENSION in extensions  # type: ignore[operator]
+
+
+class Tasks:
+    """The tasks extension of one `Server`: creating, running and answering about tasks."""
+
+    __slots__ = (
+        "_clock",
+        "_new_id",
+        "_report",
+        "_runner",
+        "_tools",
+        "poll_interval_ms",
+        "store",
+        "ttl_ms",
+    )
+
+    def __init__(
+        self,
+        tools: ToolRegistry,
+        store: TaskStore | None,
+        *,
+        ttl_ms: int | None = DEFAULT_TASK_TTL_MS,
+        poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+        report: Callable[[BaseException, Context], None] | None = None,
+    ) -> None:
+        self._tools = tools
+        self.store = store
+        self.ttl_ms = ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+        self._report = report
+        self._runner: TaskRunner | None = None
+        self._new_id: Callable[[], str] | None = None
+        self._clock: Callable[[], float] | None = None
+
+    def configure(
+        self,
+        *,
+        clock: Callable[[], float] | None,
+        runner: TaskRunner | None,
+        new_id: Callable[[], str] | None,
+    ) -> None:
+        """Take the driver's clock, runner and id source where there are none yet."""
+        if clock is not None and self._clock is None:
+            self._clock = clock
+        if runner is not None and self._runner is None:
+            self._runner = runner
+        if new_id is not None and self._new_id is None:
+            self._new_id = new_id
+        if self.store is None and self._clock is not None:
+            self.store = MemoryTaskStore(self._clock)
+
+    @property
+    def ready(self) -> bool:
+        """Whether tasks can run: the driver gave a runner, ids and a clock."""
+        return None not in (self._runner, self._new_id, self._clock, self.store)
+
+    # ------------------------------------------------------------------ tools/call
+
+    async def call_tool(self, context: Context) -> Any:
+        """A 2026-07-28 ``tools/call`` of a tool that may run as a task."""
+        params: types.CallToolRequestParams = context.params
+        support, gathers = self._tools.task_support(params.name)
+        if not declares_tasks(context.client_capabilities):
+            if support == "required":
+                # "If (S) cannot serve without a task → -32021 with
+                # requiredCapabilities.extensions" (SEP-2663 "Required Capabilities").
+                raise MissingCapabilityError(_REQUIRED_EXTENSION)
+            return await self._tools.call(context, params)  # "fall through to sync"
+        if not self.ready:
+            return await self._tools.call(context, params)  # no runner: sync (allowed)
+        if gathers:
+            context._task_phase = TaskPhase.GATHERING
+            try:
+                return await self._tools.call(context, params)
+            except StartTask:
+                pass
+        return await self._create(context, params)
+
+    async def _create(
+        self, context: Context, params: types.CallToolRequestParams
+    ) -> types.CreateTaskExtensionResult:
+        store, new_id, clock, runner = self.store, self._new_id, self._clock, self._runner
+        if store is None or new_id is None or clock is None or runner is None:
+            raise RuntimeError("tasks are not configured")  # (call_tool checked `ready`)
+        now = clock()
+        rounds = context._rounds
+        record = TaskRecord(
+            task_id=new_id(),
+            principal=context.principal,
+            params=params,
+            protocol_version=context.protocol_version or "",
+            client_capabilities=context.client_capabilities,
+            created_at=now,
+            last_updated_at=now,
+            ttl_ms=self.ttl_ms,
+            answers={} if rounds is None else dict(rounds.answers),
+            handler_state=dict(context.state),
+        )
+        # "MUST NOT be returned until the task is durably created" (SEP-2663).
+        if not await store.create(record):
+            raise McpError(jsonrpc.INTERNAL_ERROR, "Too many tasks")
+        runner.start(record.task_id, lambda: self._run(record.task_id))
+        return types.CreateTaskExtensionResult(
+            task_id=record.task_id,
+            status=record.status,
+            created_at=iso_8601(record.created_at),
+            last_updated_at=iso_8601(record.last_updated_at),
+            ttl_ms=record.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+        )
+
+    # ------------------------------------------------------------------ the run
+
+    async def _run(self, task_id: str) -> None:
+        """Run (or run again, after input) the tool of ``task_id`` and record the outcome."""
+        store = self.store
+        record = None if store is None else await store.get(task_id)
+        if store is None or record is None or record.terminal:
+            return
+        rounds = Rounds(record.answers, {}, record.handler_state, 0)
+        context = _task_context(record, rounds)
+        try:
+            value = await self._tools.call(context, record.params)
+        except InputRequired as need:
+            self._ask(record, need.requests)
+        except McpError as exc:
+            self._fail(record, types.Error(code=exc.code, message=exc.message))
+        except Exception as exc:  # the tool crashed: a protocol-level failure
+            if self._report is not None:
+                self._report(exc, context)
+            self._fail(record, types.Error(code=jsonrpc.INTERNAL_ERROR, message="Internal error"))
+        else:
+            self._finish(record, value)
+        await self._save(record)
+
+    def _ask(self, record: TaskRecord, requests: dict[str, types.InputRequest]) -> None:
+        if record.terminal:
+            return  # cancelled meanwhile: "the task stays cancelled"
+        record.status = "input_required"
+        record.input_requests = dict(requests)
+
+    def _fail(self, record: TaskRecord, error: types.Error) -> None:
+        if record.terminal:
+            return
+        # "failed with error (JSON-RPC error only)" (SEP-2663).
+        record.status = "failed"
+        record.error = error
+
+    def _finish(self, record: TaskRecord, value: Any) -> None:
+        if record.terminal:
+            return
+        if isinstance(value, types.InputRequiredResult):
+            self._ask(record, dict(value.input_requests or {}))
+            return
+        # A tool's isError result is a completed task too (SEP-2663 "error semantics").
+        record.status = "completed"
+        record.result = msgspec.to_builtins(value)
+
+    async def _save(self, record: TaskRecord) -> None:
+        if self._clock is not None:
+            record.last_updated_at = self._clock()
+        if self.store is not None:
+            await self.store.save(record)
+
+    # ------------------------------------------------------------------ the methods
+
+    async def get(self, context: Context) -> types.DetailedTaskResult:
+        """``tasks/get``: the task, with what its status carries."""
+        record = await self._record(context)
+        return types.DetailedTaskResult(
+            task_id=record.task_id,
+            status=record.status,
+            status_message=UNSET if record.status_message is None else record.status_message,
+            created_at=iso_8601(record.created_at),
+            last_updated_at=iso_8601(record.last_updated_at),
+            ttl_ms=record.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+            input_requests=(
+                dict(record.input_requests) if record.status == "input_required" else UNSET
+            ),
+            result=UNSET if record.result is None else record.result,
+            error=UNSET if record.error is None else record.error,
+        )
+
+    async def update(self, context: Context) -> types.EmptyResult:
+        """``tasks/update``: answers to outstanding questions; an empty ack.
+
+        "SHOULD ignore responses to keys that are not outstanding, and MAY accept
+        partial sets" (SEP-2663): the task stays ``input_required`` until every question
+        is answered, then runs again.
+        """
+        record = await self._record(context)
+        params: types.UpdateTaskRequestParams = context.params
+        for key, response in params.input_responses.items():
+            if key in record.input_requests:
+                del record.input_requests[key]
+                record.answers[key] = response
+        if record.status == "input_required" and not record.input_requests:
+            record.status = "working"
+            await self._save(record)
+            if self._runner is not None:
+                self._runner.start(record.task_id, lambda: self._run(record.task_id))
+        else:
+            await self._save(record)
+        return types.EmptyResult()
+
+    async def cancel(self, context: Context) -> types.EmptyResult:
+        """``tasks/cancel``: an empty ack, idempotent on a finished task.
+
+        The task is cancelled before we answer and stays so (2025-11-25 tasks: "MUST
+        set cancelled before responding"); its run is cancelled through the driver.
+        """
+        record = await self._record(context)
+        if not record.terminal:
+            record.status = "cancelled"
+            record.input_requests = {}
+            await self._save(record)
+            if self._runner is not None:
+                self._runner.cancel(record.task_id)
+        return types.EmptyResult()
+
+    async def _record(self, context: Context) -> TaskRecord:
+        """The task a tasks/* request names, or the error answering it."""
+        if not declares_tasks(context.client_capabilities):
+            # "MUST reject tasks/get, tasks/update and tasks/cancel with
+            # MissingRequiredClientCapability" when not negotiated (SEP-2663).
+            raise MissingCapabilityError(_REQUIRED_EXTENSION)
+        task_id: str = context.params.task_id
+        record = None if self.store is None else await self.store.get(task_id)
+        # Bound to who created it: another principal's task is as good as unknown
+        # ("tasks MUST be bound to" the authorization context, 2025-11-25 tasks).
+        if record is None or record.principal != context.principal:
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown task: {task_id}")
+        return record
+
+
+class _NoOutbound:
+    """A task's outbound: nothing goes to the client outside its requests."""
+
+    async def send(self, data: bytes) -> None:
+        return None
+
+    async def request(self, request_id: types.RequestId, data: bytes) -> Any:
+        raise ConnectionError("a task can't send requests to the client")
+
+
+def _task_context(record: TaskRecord, rounds: Rounds) -> Context:
+    event = RequestReceived(
+        request_id=record.task_id,
+        method="tools/call",
+        params=record.params,
+        protocol_version=record.protocol_version,
+        client_capabilities=record.client_capabilities,
+    )
+    # No connection: the request that started the task is answered, and a running
+    # task's Context never reaches for one (TaskPhase.RUNNING).
+    context = Context(None, _NoOutbound(), event, principal=record.principal, rounds=rounds)  # type: ignore[arg-type]
+    context._task_phase = TaskPhase.RUNNING
+    return context
