@@ -8,7 +8,11 @@ names the scenario; ``MCP_CONFORMANCE_PROTOCOL_VERSION`` (0.2.0-alpha only) says
 wire to speak: ``2026-07-28`` the stateless one, anything else (or nothing, under
 0.1.16) the legacy handshake; ``MCP_CONFORMANCE_CONTEXT`` carries scenario data as JSON.
 The script exits 0 when its part of the scenario went through, and reports on stderr.
-None of the OAuth scenarios is handled: this client does no OAuth.
+
+The ``auth/*`` scenarios connect with `transports.OAuth`: the suite's authorization
+server answers the authorization URL with a redirect at once (no user to sign in), so
+``on_redirect`` fetches it and returns its ``Location`` (CONFORMANCE.md §2); the
+context's client id, secret or private key, when given, are the pre-registered client's.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import urllib.error
+import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -37,12 +43,18 @@ from mcpcore.types import (
     ListRootsResult,
     TextContent,
 )
-from transports import HttpClient, open_http_client
+from transports import HttpClient, OAuth, open_http_client
 
 MODERN: Final = "2026-07-28"
 #: Seconds any request may take: well inside the suite's 30 s limit per scenario.
 REQUEST_TIMEOUT: Final = 10.0
 CLIENT_INFO: Final = Implementation(name="mcpcore-conformance-client", version="1.0.0")
+#: The Client ID Metadata Document URL the suite expects (auth/basic-cimd): used as the
+#: client id where the authorization server advertises support for them.
+CLIENT_METADATA_URL: Final = "https://conformance-test.local/client-metadata.json"
+#: The redirect URI we register; the suite's authorization server redirects to it.
+REDIRECT_URI: Final = "http://localhost:3000/callback"
+AUTH_PREFIX: Final = "auth/"
 
 Scenario = Callable[[HttpClient, Mapping[str, Any]], Awaitable[None]]
 
@@ -181,6 +193,55 @@ async def invalid_tool_headers(client: HttpClient, context: Mapping[str, Any]) -
         print(f"dropped tool {invalid.name!r}: {invalid.reason}", file=sys.stderr)
 
 
+async def authorized(client: HttpClient, context: Mapping[str, Any]) -> None:
+    """Connected (authorized on the first 401): list the tools and call the first."""
+    tools = [tool async for tool in client.iter_tools()]
+    if tools:
+        await client.call_tool(tools[0].name, {})
+
+
+def oauth_for(name: str, context: Mapping[str, Any]) -> OAuth:
+    """The `OAuth` of an ``auth/*`` scenario: its context's client, if it gives one."""
+    key = context.get("private_key_pem")
+    return OAuth(
+        on_redirect=follow_redirect,
+        redirect_uri=REDIRECT_URI,
+        client_name=CLIENT_INFO.name,
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        client_metadata_url=CLIENT_METADATA_URL,
+        private_key=key,
+        signing_algorithm=context.get("signing_algorithm") or "ES256",
+        grant_type=(
+            "client_credentials"
+            if name.startswith("auth/client-credentials")
+            else "authorization_code"
+        ),
+    )
+
+
+async def follow_redirect(authorization_url: str) -> str:
+    """Play the user: GET the authorization URL, return where it redirects (not followed)."""
+    return await trio.to_thread.run_sync(_redirect_location, authorization_url)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # (the redirect URL is the answer; nothing listens there)
+
+
+def _redirect_location(url: str) -> str:
+    opener = urllib.request.build_opener(_NoRedirect)
+    try:
+        with opener.open(url, timeout=REQUEST_TIMEOUT) as response:
+            raise RuntimeError(f"the authorization endpoint answered {response.status}")
+    except urllib.error.HTTPError as answer:
+        location = answer.headers.get("Location")
+        if answer.code // 100 != 3 or not location:
+            raise
+        return str(location)
+
+
 def _has_tools(client: HttpClient) -> bool:
     # The client sends only what the server advertised (2025-06-18: "MUST respect the
     # negotiated capabilities"); a mock that advertises nothing gets no list.
@@ -209,11 +270,18 @@ SCENARIOS: Final[dict[str, Scenario]] = {
 }
 
 
-async def run(url: str, scenario: Scenario, mode: ConnectMode, context: Mapping[str, Any]) -> None:
+async def run(
+    url: str,
+    scenario: Scenario,
+    mode: ConnectMode,
+    context: Mapping[str, Any],
+    oauth: OAuth | None = None,
+) -> None:
     """Connect in ``mode`` and play ``scenario``."""
     callbacks = ClientCallbacks(elicitation=elicit, sampling=sample, roots=roots)
     async with open_http_client(
         url,
+        auth=oauth,
         mode=mode,
         callbacks=callbacks,
         client_info=CLIENT_INFO,
@@ -228,18 +296,19 @@ async def run(url: str, scenario: Scenario, mode: ConnectMode, context: Mapping[
 def main(argv: list[str]) -> int:
     """Run the scenario the environment names against the URL in ``argv``."""
     name = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    scenario = SCENARIOS.get(name)
+    scenario = authorized if name.startswith(AUTH_PREFIX) else SCENARIOS.get(name)
     if scenario is None or len(argv) < 2:
         print(
-            f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}> {argv[0]} URL",
+            f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}|auth/...> {argv[0]} URL",
             file=sys.stderr,
         )
         return 2
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
     mode: ConnectMode = "modern" if version == MODERN else "legacy"
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    oauth = oauth_for(name, context) if name.startswith(AUTH_PREFIX) else None
     try:
-        trio.run(run, argv[-1], scenario, mode, context)
+        trio.run(run, argv[-1], scenario, mode, context, oauth)
     except Exception as exc:  # (reported; the exit status says it failed)
         print(f"{name}: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1

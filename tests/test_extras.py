@@ -21,17 +21,28 @@ from tests.extras import ROOT, distributions, python_files, third_party_imports
 # dependencies; the transports (and `mcpcore serve`) the trio extra, but for a deployment
 # of several workers (`transports._redis`, `transports._deploy`), which needs the redis
 # extra besides; the ASGI app the asgi extra (that it runs with trio absent is
-# `tests/transports/test_asgi_app.py`'s); the benchmarks drive the core and the transports.
+# `tests/transports/test_asgi_app.py`'s); JWT access tokens checked against a JWKS
+# (`transports.JwtVerifier`) and the OAuth client's `private_key_jwt` signatures the oauth
+# extra; the benchmarks drive the core and the transports.
 CASES = [
     ([], ["mcpcore"]),
     (["trio"], ["mcpcore", "transports"]),
     (["redis"], ["transports/_redis"]),
     (["trio", "redis"], ["mcpcore", "transports"]),
+    (["trio", "oauth"], ["mcpcore", "transports"]),
     (["asgi"], ["mcpcore", "transports/_asgi"]),
     (["bench"], ["mcpcore", "transports", "bench"]),
 ]
-#: What only the redis extra brings: left out of the trio extra's case.
+#: What only the redis extra brings: left out of the cases without it.
 REDIS_ONLY: Final = ("transports/_redis", "transports/_deploy")
+#: What only the oauth extra brings (PyJWT, cryptography): left out of the cases without it.
+OAUTH_ONLY: Final = (
+    "transports/_net/jwt_verifier.py",
+    # `private_key_jwt` client assertions, signed by PyJWT (`transports.OAuth`).
+    "transports/_http/client/assertion.py",
+)
+#: Each extra that brings parts of its own, and those parts (the bench extra has them all).
+EXTRA_ONLY: Final = {"redis": REDIS_ONLY, "oauth": OAUTH_ONLY}
 
 
 def missing_modules(extras: list[str], folders: list[str]) -> dict[str, str]:
@@ -40,9 +51,10 @@ def missing_modules(extras: list[str], folders: list[str]) -> dict[str, str]:
     providers = packages_distributions()
     missing: dict[str, str] = {}
     files = python_files(*folders)
-    if "redis" not in extras and "bench" not in extras:
-        left_out = [ROOT / folder for folder in REDIS_ONLY]
-        files = [path for path in files if not any(path.is_relative_to(d) for d in left_out)]
+    for extra, parts in EXTRA_ONLY.items():
+        if extra not in extras and "bench" not in extras:
+            left_out = [ROOT / part for part in parts]
+            files = [path for path in files if not any(path.is_relative_to(p) for p in left_out)]
     for module, path in third_party_imports(files).items():
         # A module not installed here (an optional one) is taken to be its distribution's
         # namesake: the usual case, and a mismatch then shows up as missing.
@@ -53,7 +65,9 @@ def missing_modules(extras: list[str], folders: list[str]) -> dict[str, str]:
 
 
 @pytest.mark.parametrize(
-    ("extras", "folders"), CASES, ids=["core", "trio", "redis", "trio+redis", "asgi", "bench"]
+    ("extras", "folders"),
+    CASES,
+    ids=["core", "trio", "redis", "trio+redis", "trio+oauth", "asgi", "bench"],
 )
 def test_an_extra_installs_what_its_code_imports(extras: list[str], folders: list[str]) -> None:
     assert missing_modules(extras, folders) == {}

@@ -2,7 +2,8 @@
 
 One concept per module (the URL, the HTTP/1.1 connections and their pool are
 `transports._net`'s, shared with the WebSocket client): `exchange` (a request and its response),
-`auth` (bearer tokens), `router` (where the server's messages go), `events`
+`auth` (bearer tokens), `oauth` (OAuth 2.1, driving `mcpcore.auth`; `assertion` signs
+``private_key_jwt``), `router` (where the server's messages go), `events`
 (event streams into the router), `answers` (event streams answering a request),
 `legacy` (a legacy session: its id, GET streams, re-initialization, DELETE),
 `http_sse` (the 2024-11-05 transport), `outcomes` (ending a request without an
@@ -12,6 +13,7 @@ protocol decisions that involve no IO live in `mcpcore.http`.
 
 from transports._http.client.auth import HttpAuth
 from transports._http.client.client import HttpClient, open_http_client
+from transports._http.client.oauth import InMemoryTokenStorage, OAuth, TokenStorage
 from transports._net.errors import HttpStatusError
 from transports._net.pool import (
     CONNECT_TIMEOUT,
@@ -26,5 +28,8 @@ __all__ = [
     "HttpAuth",
     "HttpClient",
     "HttpStatusError",
+    "InMemoryTokenStorage",
+    "OAuth",
+    "TokenStorage",
     "open_http_client",
 ]

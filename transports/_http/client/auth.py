@@ -7,24 +7,44 @@ that is asked again when the server answers 401: a token that expired is replace
 the request is sent once more.
 
 Getting a token in the first place (OAuth 2.1 discovery, dynamic registration, the
-authorization code flow with PKCE) is out of this module's scope: a callable that
-runs such a flow and returns its access token plugs in here.
+authorization code flow with PKCE) is `transports._http.client.oauth`'s: both are an
+`Authenticator`, what the `Sender` asks for the header and tells about a 401 or 403.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Final, TypeAlias
+from typing import Final, Protocol, TypeAlias
 
 import trio
 
-__all__ = ["BearerAuth", "HttpAuth"]
+__all__ = ["Authenticator", "BearerAuth", "HttpAuth"]
 
 #: A bearer token, or a callable (sync or async) returning the current one.
 HttpAuth: TypeAlias = str | Callable[[], str | Awaitable[str]]
 
 _AUTHORIZATION: Final = b"authorization"
+
+
+class Authenticator(Protocol):
+    """What puts ``Authorization`` on requests, and answers the server's refusals."""
+
+    @property
+    def generation(self) -> int:
+        """Changes each time the token does (to tell who refreshes after a 401)."""
+        ...
+
+    async def header(self) -> tuple[bytes, bytes] | None:
+        """The ``Authorization`` header, or None (none yet)."""
+        ...
+
+    async def challenged(self, status: int, challenge: str | None, seen: int, attempt: int) -> bool:
+        """The server answered ``status`` (401 or 403) to the token of generation ``seen``.
+
+        Returns whether to send the request again (``attempt`` retries have been made).
+        """
+        ...
 
 
 class BearerAuth:
@@ -62,6 +82,13 @@ class BearerAuth:
             header = self._header
             assert header is not None
         return header
+
+    async def challenged(self, status: int, challenge: str | None, seen: int, attempt: int) -> bool:
+        """On the first 401: a new token from the callable, and the request once more."""
+        if status != 401 or not self.refreshable or attempt > 0:
+            return False
+        await self.refresh(seen)
+        return True
 
     async def refresh(self, seen: int) -> None:
         """Fetch a new token, unless someone else did since generation ``seen``."""

@@ -17,8 +17,9 @@ from transports._client.calls import DEFAULT_TIMEOUT, MAX_TOTAL_TIMEOUT
 from transports._client.client import CLIENT_INFO, Client
 from transports._client.notifications import NotificationCallback, NotificationDispatcher
 from transports._client.opening import ClientSettings, open_client
-from transports._http.client.auth import BearerAuth, HttpAuth
+from transports._http.client.auth import Authenticator, BearerAuth, HttpAuth
 from transports._http.client.exchange import Sender
+from transports._http.client.oauth import OAuth
 from transports._http.client.streamable import StreamableTransport
 from transports._net.pool import (
     CONNECT_TIMEOUT,
@@ -85,7 +86,7 @@ async def open_http_client(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
-    auth: HttpAuth | None = None,
+    auth: HttpAuth | OAuth | None = None,
     callbacks: ClientCallbacks | None = None,
     on_notification: NotificationCallback | None = None,
     client_info: Implementation = CLIENT_INFO,
@@ -117,9 +118,9 @@ async def open_http_client(
     Args:
         url: The MCP endpoint, ``http://`` or ``https://``.
         headers: Extra headers sent with every request.
-        auth: A bearer token, or a callable (sync or async) returning one; called
-            again when the server answers 401. (Obtaining a token through OAuth is the
-            callable's business: this client does not run OAuth flows.)
+        auth: A bearer token, or a callable (sync or async) returning one (called
+            again when the server answers 401), or `OAuth`: the client then authorizes
+            itself when the server answers 401 (and 403 ``insufficient_scope``).
         callbacks: Elicitation, sampling and roots (they set what the client declares).
         on_notification: Called with each notification that is not on a listen
             stream, one at a time in a task of its own (see `open_stdio_client`).
@@ -146,9 +147,16 @@ async def open_http_client(
         ValueError: A bad URL, or a header the transport sets itself.
         ConnectionClosedError: The server could not be reached, or went away.
         HttpStatusError: The server refused us at the HTTP level (401, 403...).
+        OAuthError: With `OAuth`: the authorization failed or was refused.
     """
     parsed = parse_url(url)
-    bearer = None if auth is None else BearerAuth(auth)
+    authenticator: Authenticator | None
+    if auth is None:
+        authenticator = None
+    elif isinstance(auth, OAuth):
+        authenticator = auth.session(url)
+    else:
+        authenticator = BearerAuth(auth)
     pool = ConnectionPool(
         parsed,
         ssl_context=ssl_context,
@@ -157,7 +165,7 @@ async def open_http_client(
         connect_timeout=connect_timeout,
         busy_poll=busy_poll,
     )
-    sender = Sender(pool, parsed, headers=headers, auth=bearer)
+    sender = Sender(pool, parsed, headers=headers, auth=authenticator)
     settings = ClientSettings(
         callbacks=callbacks,
         on_notification=on_notification,

@@ -7,7 +7,8 @@ back a `Response` that owns the connection until `Response.close`:
 * a keep-alive connection the server closed while it sat idle fails on first use
   without a byte of answer; the request then goes once more on a fresh connection
   (the server cannot have seen it);
-* a 401 with a refreshable token: a new token, and the request once more.
+* a 401 or a 403: the `Authenticator` (a token callable, or OAuth) may get a new
+  token, and the request goes once more (as many times as it says).
 
 A `Response` is read either whole (`Response.read_body`, bounded) or as an event
 stream (`Response.read_events`, through a bounded `SSEParser`).
@@ -21,7 +22,7 @@ from typing import Final
 from mcpcore.framing import SSEEvent, SSEParser
 from mcpcore.http import media_type
 from transports._client.errors import ConnectionClosedError
-from transports._http.client.auth import BearerAuth
+from transports._http.client.auth import Authenticator
 from transports._net import http1
 from transports._net.client_connection import Head, Headers, HttpConnection
 from transports._net.pool import ConnectionPool
@@ -34,6 +35,9 @@ __all__ = ["MAX_ERROR_BODY", "BodyTooLargeError", "Response", "Sender", "drain"]
 MAX_ERROR_BODY: Final = 64 * 1024
 
 _USER_AGENT: Final = b"mcpcore"
+_WWW_AUTHENTICATE: Final = b"www-authenticate"
+# The statuses an authenticator is told about: 401 (no or a bad token), 403 (scope).
+_CHALLENGES: Final = frozenset({401, 403})
 # Headers the transport sets itself: a user's value for them would break the protocol.
 _RESERVED: Final = frozenset(
     {
@@ -160,7 +164,7 @@ class Sender:
         url: HttpUrl,
         *,
         headers: Mapping[str, str] | None = None,
-        auth: BearerAuth | None = None,
+        auth: Authenticator | None = None,
     ) -> None:
         self._pool = pool
         self._auth = auth
@@ -198,20 +202,30 @@ class Sender:
         """
         all_headers = self._base + headers
         auth = self._auth
-        generation = 0
-        if auth is not None:
-            all_headers.append(await auth.header())
-            generation = auth.generation  # (the token just sent)
-        response = await self._exchange(method, target, all_headers, body)
-        if response.status != 401 or auth is None or not auth.refreshable:
-            return response
-        # "Invalid or expired [token] → 401": ask for a fresh one, try once more.
-        response.abandon()
-        await auth.refresh(generation)
-        all_headers[-1] = await auth.header()
-        response = await self._exchange(method, target, all_headers, body)
-        response.reauthenticated = True
-        return response
+        if auth is None:
+            return await self._exchange(method, target, all_headers, body)
+        attempt = 0
+        while True:
+            header = await auth.header()
+            generation = auth.generation  # (the token about to be sent)
+            sent = all_headers if header is None else [*all_headers, header]
+            response = await self._exchange(method, target, sent, body)
+            response.reauthenticated = attempt > 0
+            if response.status not in _CHALLENGES:
+                return response
+            # "Invalid or expired [token] → 401", "insufficient_scope → 403": the
+            # authenticator may get a (better) token; then the request goes again.
+            challenge = response.header(_WWW_AUTHENTICATE)
+            text = None if challenge is None else challenge.decode("latin-1")
+            try:
+                again = await auth.challenged(response.status, text, generation, attempt)
+            except BaseException:
+                response.abandon()
+                raise
+            if not again:
+                return response
+            response.abandon()
+            attempt += 1
 
     async def _exchange(
         self, method: bytes, target: bytes, headers: Headers, body: bytes

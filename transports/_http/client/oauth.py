@@ -1,0 +1,382 @@
+"""`OAuth`: the HTTP client authorizes itself when a server answers 401 (or 403 for scope).
+
+The decisions are `mcpcore.auth`'s (a sans-IO generator); this module does what it asks:
+fetches metadata and tokens (one short-lived connection per request, bounded bodies, no
+redirect followed), hands the authorization URL to the user's ``on_redirect`` callback,
+signs ``private_key_jwt`` assertions (PyJWT, the ``oauth`` extra), draws the PKCE
+verifier and ``state`` from `secrets` and reads the clock.
+
+    oauth = OAuth(on_redirect=open_browser_and_wait_for_the_redirect)
+    async with open_http_client(url, auth=oauth) as client: ...
+
+Tokens and registrations live in a `TokenStorage` (in memory by default): give the same
+storage to the next `OAuth` and it starts from the tokens the last one got.
+"""
+
+from __future__ import annotations
+
+import inspect
+import secrets
+import ssl
+import time
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from typing import Final, Protocol, TypeVar
+
+import trio
+
+from mcpcore.auth import (
+    MAX_METADATA_SIZE,
+    ClientConfig,
+    ClientInfo,
+    Fetch,
+    Fetched,
+    FlowInputs,
+    GrantType,
+    OAuthError,
+    Redirect,
+    Request,
+    SignAssertion,
+    Tokens,
+    authorize,
+    parse_challenge,
+    refresh,
+)
+from transports._client.errors import ConnectionClosedError
+from transports._http.client.exchange import BodyTooLargeError, Response
+from transports._net.client_connection import Headers
+from transports._net.pool import ConnectionPool
+from transports._net.url import HttpUrl, parse_url
+
+__all__ = [
+    "EXPIRY_MARGIN",
+    "FETCH_TIMEOUT",
+    "MAX_AUTHORIZATIONS",
+    "InMemoryTokenStorage",
+    "OAuth",
+    "OAuthSession",
+    "RedirectHandler",
+    "TokenStorage",
+]
+
+#: Authorization flows one request may trigger (a 401, then 403 ``insufficient_scope``
+#: step-ups) before its refusal is returned: "clients SHOULD implement retry limits to
+#: avoid infinite authorization loops" (2025-11-25 basic/authorization, Scope Challenge
+#: Handling); three lets a 401 and two step-ups through.
+MAX_AUTHORIZATIONS: Final = 3
+#: Seconds each metadata, registration or token request may take (one round trip to a
+#: server that answers in milliseconds; generous for a slow identity provider).
+FETCH_TIMEOUT: Final = 30.0
+#: Seconds before ``expires_in`` runs out that a token is refreshed: a request sent with a
+#: token about to expire would arrive with an expired one.
+EXPIRY_MARGIN: Final = 30.0
+# PKCE verifier: 48 random bytes are 64 base64url characters, inside RFC 7636's 43-128.
+_VERIFIER_BYTES: Final = 48
+_STATE_BYTES: Final = 24
+_AUTHORIZATION: Final = b"authorization"
+_T = TypeVar("_T")
+
+#: Given the authorization URL, show it to the user (a browser) and return the URL the
+#: authorization server redirected back to (with ``code``, ``state`` and ``iss``).
+RedirectHandler = Callable[[str], str | Awaitable[str]]
+
+
+class TokenStorage(Protocol):
+    """Where tokens and client registrations are kept between flows (and runs)."""
+
+    async def get_tokens(self) -> Tokens | None:
+        """The tokens last obtained, if any."""
+        ...
+
+    async def set_tokens(self, tokens: Tokens | None) -> None:
+        """Keep ``tokens`` (None forgets them)."""
+        ...
+
+    async def get_clients(self) -> Mapping[str, ClientInfo]:
+        """Our registrations, by authorization server issuer."""
+        ...
+
+    async def set_client(self, client: ClientInfo) -> None:
+        """Keep a registration (at ``client.issuer``)."""
+        ...
+
+
+class InMemoryTokenStorage:
+    """A `TokenStorage` in memory: what a process gets is lost when it exits."""
+
+    def __init__(self) -> None:
+        self._tokens: Tokens | None = None
+        self._clients: dict[str, ClientInfo] = {}
+
+    async def get_tokens(self) -> Tokens | None:
+        """The tokens last obtained, if any."""
+        return self._tokens
+
+    async def set_tokens(self, tokens: Tokens | None) -> None:
+        """Keep ``tokens``."""
+        self._tokens = tokens
+
+    async def get_clients(self) -> Mapping[str, ClientInfo]:
+        """Our registrations, by issuer."""
+        return dict(self._clients)
+
+    async def set_client(self, client: ClientInfo) -> None:
+        """Keep a registration."""
+        self._clients[client.issuer] = client
+
+
+class OAuth:
+    """OAuth 2.1 authorization for `open_http_client` (``auth=OAuth(...)``).
+
+    Nothing happens until a server answers 401: then the protected-resource and
+    authorization-server metadata are discovered, a client is registered (or the
+    pre-registered one, or the Client ID Metadata Document URL, is used), the user is
+    sent to ``on_redirect`` (authorization code with PKCE), and the request goes again
+    with the token. A 403 ``insufficient_scope`` asks for the wider scope the same way
+    (`MAX_AUTHORIZATIONS` per request); expired tokens are refreshed when a refresh
+    token allows.
+
+    Args:
+        on_redirect: Shows the authorization URL to the user and returns the redirect
+            URL (sync or async). Required for ``authorization_code``.
+        redirect_uri: Our redirect URI (registered with the authorization server).
+        client_name: Our name at registration.
+        client_id: A pre-registered client id (no registration is attempted).
+        client_secret: Its secret.
+        client_metadata_url: The HTTPS URL of our Client ID Metadata Document, used as
+            the client id where the server supports them.
+        token_endpoint_auth_method: Force ``client_secret_basic``, ``client_secret_post``,
+            ``private_key_jwt`` or ``none`` (else chosen from what the server supports).
+        private_key: A PEM private key: authenticate with ``private_key_jwt``
+            (needs the ``oauth`` extra).
+        signing_algorithm: The key's JWS algorithm (``ES256``, ``RS256``...).
+        grant_type: ``authorization_code`` (a user signs in) or ``client_credentials``
+            (the client acts for itself, with a secret or a key).
+        scope: The scopes to ask for (else: the challenge's, else the resource's).
+        want_refresh_token: Ask for refresh tokens (``offline_access`` when listed).
+        storage: Where tokens and registrations are kept (`InMemoryTokenStorage`).
+        ssl_context: For ``https`` metadata and token endpoints (the system's store by
+            default).
+    """
+
+    def __init__(
+        self,
+        *,
+        on_redirect: RedirectHandler | None = None,
+        redirect_uri: str = "http://127.0.0.1/callback",
+        client_name: str = "mcpcore",
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        client_metadata_url: str | None = None,
+        token_endpoint_auth_method: str | None = None,
+        private_key: str | None = None,
+        signing_algorithm: str = "ES256",
+        grant_type: GrantType = "authorization_code",
+        scope: str | None = None,
+        want_refresh_token: bool = True,
+        storage: TokenStorage | None = None,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        if grant_type == "authorization_code" and on_redirect is None:
+            raise ValueError("the authorization_code grant needs on_redirect")
+        if grant_type == "client_credentials" and client_id is None:
+            raise ValueError("the client_credentials grant needs a client_id")
+        self.config = ClientConfig(
+            redirect_uri=redirect_uri,
+            client_name=client_name,
+            grant_type=grant_type,
+            client_id=client_id,
+            client_secret=client_secret,
+            client_metadata_url=client_metadata_url,
+            token_endpoint_auth_method=token_endpoint_auth_method,
+            signing_algorithm=signing_algorithm if private_key is not None else None,
+            scope=scope,
+            want_refresh_token=want_refresh_token,
+        )
+        self.storage: TokenStorage = storage if storage is not None else InMemoryTokenStorage()
+        self._on_redirect = on_redirect
+        self._private_key = private_key
+        self._ssl_context = ssl_context
+
+    def __repr__(self) -> str:
+        return f"OAuth(grant_type={self.config.grant_type!r}, client_id={self.config.client_id!r})"
+
+    def session(self, server_url: str) -> OAuthSession:
+        """The authorizer of one client connection to ``server_url`` (used by the client)."""
+        return OAuthSession(self, parse_url(server_url))
+
+    async def run(self, flow_requests: Request) -> Fetched | str:
+        """Do what the flow asked (a fetch, the user's redirect, a signature)."""
+        if isinstance(flow_requests, Fetch):
+            return await self._fetch(flow_requests)
+        if isinstance(flow_requests, Redirect):
+            return await self._redirect(flow_requests.url)
+        return self._sign(flow_requests)
+
+    async def _redirect(self, url: str) -> str:
+        handler = self._on_redirect
+        if handler is None:
+            raise OAuthError("the server needs a user's authorization: pass on_redirect")
+        answer = handler(url)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if not isinstance(answer, str):
+            raise TypeError("on_redirect must return the redirect URL")
+        return answer
+
+    def _sign(self, request: SignAssertion) -> str:
+        if self._private_key is None or self.config.signing_algorithm is None:
+            raise OAuthError("private_key_jwt needs private_key")
+        # Imported here: PyJWT and cryptography are the oauth extra's, needed only here.
+        from transports._http.client.assertion import sign_assertion
+
+        return sign_assertion(request.claims, self._private_key, self.config.signing_algorithm)
+
+    async def _fetch(self, request: Fetch) -> Fetched:
+        url = parse_url(request.url)
+        # One connection per request: the flow talks to each server a handful of times.
+        pool = ConnectionPool(url, ssl_context=self._ssl_context, max_connections=1, max_idle=0)
+        try:
+            with trio.fail_after(FETCH_TIMEOUT):
+                return await _round_trip(pool, url, request)
+        except (ConnectionClosedError, TimeoutError) as exc:
+            raise OAuthError(f"{request.method} {request.url} failed: {exc}") from None
+        finally:
+            with trio.CancelScope(shield=True):
+                await pool.aclose()
+
+
+async def _round_trip(pool: ConnectionPool, url: HttpUrl, request: Fetch) -> Fetched:
+    headers: Headers = [(b"host", url.authority.encode("ascii")), (b"user-agent", b"mcpcore")]
+    for name, value in request.headers.items():
+        headers.append((name.lower().encode("latin-1"), value.encode("latin-1")))
+    connection = await pool.acquire()
+    try:
+        head = await connection.round_trip(
+            request.method.encode("ascii"), url.target.encode("ascii"), headers, request.body
+        )
+    except BaseException:
+        pool.discard(connection)
+        raise
+    response = Response(pool, connection, head, False)
+    try:
+        body = await response.read_body(MAX_METADATA_SIZE)
+    except BodyTooLargeError:
+        raise OAuthError(f"{request.url} answered more than {MAX_METADATA_SIZE} bytes") from None
+    except BaseException:
+        response.abandon()
+        raise
+    response.close()
+    answer_headers = {
+        name.decode("latin-1"): value.decode("latin-1") for name, value in head.headers
+    }
+    return Fetched(status=head.status, headers=answer_headers, body=body)
+
+
+class OAuthSession:
+    """`OAuth` bound to one server: the ``Authorization`` header, and what a 401 does.
+
+    Args:
+        oauth: The settings, storage and callbacks.
+        url: The MCP endpoint.
+    """
+
+    def __init__(self, oauth: OAuth, url: HttpUrl) -> None:
+        self._oauth = oauth
+        self._url = url
+        self._lock = trio.Lock()
+        self._tokens: Tokens | None = None
+        self._loaded = False
+        self._generation = 0
+
+    @property
+    def generation(self) -> int:
+        """Changes each time a new token is obtained."""
+        return self._generation
+
+    async def header(self) -> tuple[bytes, bytes] | None:
+        """The ``Authorization`` header (None before any authorization)."""
+        if not self._loaded or self._expiring():
+            async with self._lock:
+                if not self._loaded:
+                    self._tokens = await self._oauth.storage.get_tokens()
+                    self._loaded = True
+                if self._expiring():
+                    await self._refresh()
+        tokens = self._tokens
+        if tokens is None:
+            return None
+        return (_AUTHORIZATION, b"Bearer " + tokens.access_token.encode("latin-1"))
+
+    async def challenged(self, status: int, challenge: str | None, seen: int, attempt: int) -> bool:
+        """A 401 or 403 came back: authorize, and say whether to send the request again.
+
+        Raises:
+            OAuthError: The authorization failed.
+        """
+        parsed = parse_challenge(challenge)
+        if attempt >= MAX_AUTHORIZATIONS:
+            return False
+        # "insufficient_scope → 403": step up; any other 403 is not ours to fix.
+        if status == 403 and parsed.error != "insufficient_scope":
+            return False
+        async with self._lock:
+            if self._generation != seen:
+                return True  # (another request got a new token meanwhile)
+            oauth = self._oauth
+            flow = authorize(
+                self._url.text,
+                parsed,
+                config=oauth.config,
+                inputs=_inputs(),
+                clients=await oauth.storage.get_clients(),
+                previous=self._tokens,
+            )
+            grant = await self._drive(flow)
+            await oauth.storage.set_client(grant.client)
+            await self._keep(grant.tokens)
+        return True
+
+    def _expiring(self) -> bool:
+        tokens = self._tokens
+        return (
+            tokens is not None
+            and tokens.refresh_token is not None
+            and tokens.expires_at is not None
+            and tokens.expires_at - EXPIRY_MARGIN <= time.time()
+        )
+
+    async def _refresh(self) -> None:
+        tokens = self._tokens
+        if tokens is None:
+            return
+        client = (await self._oauth.storage.get_clients()).get(tokens.issuer)
+        if client is None:
+            return
+        fresh = await self._drive(refresh(tokens, client, _inputs()))
+        if fresh is None:  # refused: the next 401 authorizes anew
+            fresh = Tokens(access_token=tokens.access_token, issuer=tokens.issuer)
+        await self._keep(fresh)
+
+    async def _keep(self, tokens: Tokens) -> None:
+        self._tokens = tokens
+        self._generation += 1
+        await self._oauth.storage.set_tokens(tokens)
+
+    async def _drive(self, flow: Generator[Request, Fetched | str, _T]) -> _T:
+        request = next(flow)
+        while True:
+            answer = await self._oauth.run(request)
+            try:
+                request = flow.send(answer)
+            except StopIteration as done:
+                result: _T = done.value
+                return result
+
+
+def _inputs() -> FlowInputs:
+    return FlowInputs(
+        code_verifier=secrets.token_urlsafe(_VERIFIER_BYTES),
+        state=secrets.token_urlsafe(_STATE_BYTES),
+        jti=secrets.token_urlsafe(_STATE_BYTES),
+        now=time.time(),
+    )
