@@ -135,6 +135,10 @@ class OAuth:
     (`MAX_AUTHORIZATIONS` per request); expired tokens are refreshed when a refresh
     token allows.
 
+    The flow runs inside the request that met the 401, so the user's sign-in must end
+    within that request's timeout (``timeout=`` of `open_http_client`, 60 s by default;
+    the first request is the connection's own): raise it for slow sign-ins.
+
     Args:
         on_redirect: Shows the authorization URL to the user and returns the redirect
             URL (sync or async). Required for ``authorization_code``.
@@ -204,13 +208,13 @@ class OAuth:
         """The authorizer of one client connection to ``server_url`` (used by the client)."""
         return OAuthSession(self, parse_url(server_url))
 
-    async def run(self, flow_requests: Request) -> Fetched | str:
+    async def run(self, request: Request) -> Fetched | str:
         """Do what the flow asked (a fetch, the user's redirect, a signature)."""
-        if isinstance(flow_requests, Fetch):
-            return await self._fetch(flow_requests)
-        if isinstance(flow_requests, Redirect):
-            return await self._redirect(flow_requests.url)
-        return self._sign(flow_requests)
+        if isinstance(request, Fetch):
+            return await self._fetch(request)
+        if isinstance(request, Redirect):
+            return await self._redirect(request.url)
+        return self._sign(request)
 
     async def _redirect(self, url: str) -> str:
         handler = self._on_redirect
