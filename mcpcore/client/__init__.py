@@ -31,6 +31,7 @@ from mcpcore.client._errors import (
     InvalidServerResponseError,
     McpError,
     PaginationError,
+    TaskCancelledError,
     TooManyInputRoundsError,
     UnsupportedInputRequestError,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "ResultCache",
     "RootsCallback",
     "SamplingCallback",
+    "TaskCancelledError",
     "TooManyInputRoundsError",
     "UnsupportedInputRequestError",
     "compare_acknowledgement",

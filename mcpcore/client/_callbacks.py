@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from mcpcore.types import (
+    TASKS_EXTENSION,
     ClientCapabilities,
     CreateMessageRequestParams,
     CreateMessageResult,
@@ -69,6 +70,9 @@ class ClientCallbacks:
         roots_list_changed: The client will call `ClientSession.notify_roots_changed`
             when its roots change (legacy ``roots.listChanged``).
         on_callback_error: Told about a callback's exception (a driver logs it).
+        tasks: Declare the 2026-07-28 tasks extension (``io.modelcontextprotocol/tasks``):
+            the server may then answer ``tools/call`` with a task, which the client
+            polls (`ClientSession.start_tool`, `ClientSession.get_task`...).
     """
 
     elicitation: ElicitationCallback | None = None
@@ -78,6 +82,7 @@ class ClientCallbacks:
     roots: RootsCallback | None = None
     roots_list_changed: bool = False
     on_callback_error: CallbackErrorHook | None = None
+    tasks: bool = False
 
     def __post_init__(self) -> None:
         for flag, callback, name in (
@@ -112,4 +117,8 @@ class ClientCallbacks:
             capabilities.roots = (
                 RootsCapability(list_changed=True) if self.roots_list_changed else RootsCapability()
             )
+        if self.tasks:
+            # "the client puts extensions[...tasks] in the per-request capabilities"
+            # (SEP-2663): a 2026-07-28 client stamps them on every request.
+            capabilities.extensions = {TASKS_EXTENSION: {}}
         return capabilities

@@ -16,6 +16,7 @@ __all__ = [
     "InvalidServerResponseError",
     "McpError",
     "PaginationError",
+    "TaskCancelledError",
     "TooManyInputRoundsError",
     "UnsupportedInputRequestError",
 ]
@@ -86,6 +87,18 @@ class TooManyInputRoundsError(ClientError):
         super().__init__(f"{method}: still asking for input after {rounds} retries")
         self.method = method
         self.rounds = rounds
+
+
+class TaskCancelledError(ClientError):
+    """A task we waited for ended cancelled (2026-07-28 tasks extension).
+
+    Attributes:
+        task_id: The task.
+    """
+
+    def __init__(self, task_id: str) -> None:
+        super().__init__(f"task {task_id} was cancelled")
+        self.task_id = task_id
 
 
 class PaginationError(ClientError):

@@ -21,7 +21,7 @@ request waiting for it (`ResponseReceived`, `ErrorReceived`, `InvalidResponse`),
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final, TypeVar, get_args
+from typing import Any, Final, TypeVar, cast, get_args
 
 from msgspec import UNSET
 
@@ -37,14 +37,18 @@ from mcpcore.events import NotificationReceived, RequestReceived
 from mcpcore.types import (
     CallToolRequestParams,
     CallToolResult,
+    CancelTaskRequestParams,
     ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
     CompletionArgument,
     CompletionContext,
+    CreateTaskExtensionResult,
+    DetailedTaskResult,
     DiscoverResult,
     GetPromptRequestParams,
     GetPromptResult,
+    GetTaskRequestParams,
     InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
@@ -69,6 +73,7 @@ from mcpcore.types import (
     SubscriptionsListenRequestParams,
     Tool,
     UnsubscribeRequestParams,
+    UpdateTaskRequestParams,
 )
 
 __all__ = ["ClientSession"]
@@ -299,6 +304,8 @@ class ClientSession(Connecting):
         Raises:
             UnsupportedInputRequestError: The server asked for input we did not declare.
             TooManyInputRoundsError: It kept asking past `MAX_INPUT_ROUNDS`.
+            InvalidServerResponseError: Among others, a task, when the client declared
+                the tasks extension (`start_tool` takes tasks).
         """
         params = CallToolRequestParams(
             name=name,
@@ -312,6 +319,63 @@ class ClientSession(Connecting):
             return first
         result, _ = await self._with_input("tools/call", params, CallToolResult, timeout, first)
         return result
+
+    async def start_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> CallToolResult | CreateTaskExtensionResult:
+        """Call a tool that may run as a task (2026-07-28 tasks extension).
+
+        As `call_tool`, but a server may answer a client that declared the extension
+        (``ClientCallbacks(tasks=True)``) with a task, "the server alone decides"
+        (SEP-2663): then follow it with `get_task`, `update_task` and `cancel_task`.
+        """
+        params = CallToolRequestParams(
+            name=name,
+            arguments=UNSET if arguments is None else dict(arguments),
+            meta=self._meta(meta),
+        )
+        # (typed as the complete result: with accept_task, a task may come back instead)
+        result: Any
+        result, _ = await self._with_input(
+            "tools/call", params, CallToolResult, timeout, accept_task=True
+        )
+        return result  # type: ignore[no-any-return]
+
+    async def get_task(self, task_id: str, *, timeout: float | None = None) -> DetailedTaskResult:
+        """The task's status, and its result, error or questions (``tasks/get``)."""
+        params = GetTaskRequestParams(task_id=task_id)
+        return await self._call("tasks/get", params, DetailedTaskResult, timeout)
+
+    async def update_task(
+        self, task_id: str, input_responses: Mapping[str, Any], *, timeout: float | None = None
+    ) -> None:
+        """Answer a task's questions (``tasks/update``; the answers keyed as asked)."""
+        params = UpdateTaskRequestParams(task_id=task_id, input_responses=dict(input_responses))
+        await self._call("tasks/update", params, Result, timeout)
+
+    async def cancel_task(self, task_id: str, *, timeout: float | None = None) -> None:
+        """Ask the server to cancel a task (``tasks/cancel``: cooperative, idempotent).
+
+        Never ``notifications/cancelled``: it "MUST NOT be used for tasks" (SEP-2663).
+        """
+        await self._call("tasks/cancel", CancelTaskRequestParams(task_id=task_id), Result, timeout)
+
+    async def answer_task_input(self, task: DetailedTaskResult) -> dict[str, Any]:
+        """The callbacks' answers to a task's outstanding ``inputRequests``, by key.
+
+        Raises:
+            UnsupportedInputRequestError: The task asks what the client did not declare.
+        """
+        if task.input_requests is UNSET or not task.input_requests:
+            return {}
+        capabilities = self._connection.capabilities
+        declared = capabilities if isinstance(capabilities, ClientCapabilities) else None
+        return await answer_input_requests(task.input_requests, self._callbacks, declared)
 
     async def read_resource(
         self,
@@ -372,10 +436,14 @@ class ClientSession(Connecting):
         result_type: type[_Final],
         timeout: float | None,
         first: Any = None,
+        *,
+        accept_task: bool = False,
     ) -> tuple[_Final, bool]:
         """Send a request, and retry it while a 2026-07-28 server asks for input.
 
-        ``first`` is the result of the first try, when the caller sent it itself.
+        ``first`` is the result of the first try, when the caller sent it itself;
+        ``accept_task``: a task (tasks extension) is an answer too, on any round ("MRTR
+        → Tasks composition", SEP-2663).
 
         Returns:
             The complete result, and whether it took retries.
@@ -398,9 +466,11 @@ class ClientSession(Connecting):
             # A new request, so a new id from the Connection ("an MRTR retry MUST use a
             # new id"), with the original params plus this round's answers.
             result = await self._exchange(method, retry_params(params, result, responses), timeout)
-        if not isinstance(result, result_type):
+        if not isinstance(result, result_type) and not (
+            accept_task and isinstance(result, CreateTaskExtensionResult)
+        ):
             raise InvalidServerResponseError(method, f"not a {result_type.__name__}")
-        return result, rounds > 0
+        return cast(_Final, result), rounds > 0
 
     # ----------------------------------------------------------- utilities
 

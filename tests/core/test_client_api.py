@@ -31,6 +31,7 @@ CLIENT_API = {
     "ResultCache",
     "RootsCallback",
     "SamplingCallback",
+    "TaskCancelledError",
     "TooManyInputRoundsError",
     "UnsupportedInputRequestError",
     "compare_acknowledgement",

@@ -31,6 +31,7 @@ import mcpcore
 from mcpcore import LocalProtocolError
 from mcpcore.client import DEFAULT_PROBE_TIMEOUT, ClientSession, ConnectMode
 from mcpcore.types import (
+    TASKS_EXTENSION,
     CallToolResult,
     CompleteResult,
     GetPromptResult,
@@ -59,6 +60,7 @@ from transports._client.calls import (
     ProgressCallback,
 )
 from transports._client.notifications import NotificationDispatcher, Subscription
+from transports._client.tasks import TaskStatusCallback, wait_for_task
 from transports._client.transport import ClientTransport
 
 __all__ = [
@@ -109,6 +111,9 @@ class Client:
         self._tokens = itertools.count(1)
         # The context of every session call (it holds no state of its own).
         self._calling_context = _Calling(transport)
+        # Whether tools/call may come back as a task (the tasks extension declared).
+        extensions = session.client_capabilities.extensions
+        self._takes_tasks = bool(extensions) and TASKS_EXTENSION in extensions  # type: ignore[operator]
 
     # ------------------------------------------------------------ what we know
 
@@ -308,12 +313,19 @@ class Client:
         progress: ProgressCallback | None = None,
         reset_timeout_on_progress: bool = False,
         meta: Mapping[str, Any] | None = None,
+        task_status: TaskStatusCallback | None = None,
     ) -> CallToolResult:
         """Call a tool. A tool's own failure is a result with ``is_error``, not an exception.
 
         In 2026-07-28 the server may ask for input on the way (elicitation, sampling,
         roots): the `ClientCallbacks` answer and the call is retried, each round with
         ``timeout``.
+
+        With ``ClientCallbacks(tasks=True)`` a 2026-07-28 server may run the tool as a
+        task (the tasks extension): the call then polls it until it ends, answering
+        its questions through the same callbacks, and reports each new status to
+        ``task_status``. ``timeout`` bounds each request, not the task: bound the wait
+        with a cancel scope, whose cancellation cancels the task on the server too.
 
         Args:
             name: The tool's name.
@@ -325,16 +337,26 @@ class Client:
             reset_timeout_on_progress: Progress restarts the timeout, up to the
                 client's ``max_total_timeout``.
             meta: Extra ``_meta`` keys (trace context...).
+            task_status: Called with each new status of the task, if it runs as one.
 
         Raises:
             TimeoutError: No answer in time; the request was cancelled on the wire.
-            McpError: The server answered with an error.
+            McpError: The server answered with an error (or the task failed with one).
+            TaskCancelledError: The task was cancelled (by someone else).
             ConnectionClosedError: The connection is gone.
         """
         meta = self._with_token(meta, progress, reset_timeout_on_progress)
         wait = self._wait(timeout, progress, reset_timeout_on_progress)
         with self._calling():
-            return await self._session.call_tool(name, arguments, meta=meta, timeout=wait)
+            if not self._takes_tasks:
+                return await self._session.call_tool(name, arguments, meta=meta, timeout=wait)
+            first = await self._session.start_tool(name, arguments, meta=meta, timeout=wait)
+            if isinstance(first, CallToolResult):
+                return first
+            poll_timeout = self._timeout if timeout is None else timeout
+            return await wait_for_task(
+                self._session, first, timeout=poll_timeout, on_status=task_status
+            )
 
     async def read_resource(
         self,
