@@ -147,10 +147,11 @@ class Server:
         task_runner: TaskRunner | None = None,
         new_task_id: Callable[[], str] | None = None,
     ) -> None:
-        """Give the server what it must not make itself, where it has none yet.
+        """Give the server what it must not make itself.
 
-        Drivers call this: a key and a clock, and for tools that run as tasks a
-        `TaskRunner` and a source of task ids (unguessable: "task ids MUST be
+        Drivers call this: a key and a clock (kept from the first call that gives
+        them), and for tools that run as tasks a `TaskRunner` (the latest: it belongs
+        to the driver's run) and a source of task ids (unguessable: "task ids MUST be
         cryptographically random" without an authorization context, 2025-11-25 tasks).
         Without a runner, task tools answer synchronously (SEP-2663 allows it).
         """

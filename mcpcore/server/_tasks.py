@@ -216,12 +216,16 @@ class Tasks:
         runner: TaskRunner | None,
         new_id: Callable[[], str] | None,
     ) -> None:
-        """Take the driver's clock, runner and id source where there are none yet."""
+        """Take the driver's clock (where there is none yet), runner and id source.
+
+        A runner replaces the last one: it belongs to the driver's run (its task
+        group), and a server served again gets a new one.
+        """
         if clock is not None and self._clock is None:
             self._clock = clock
-        if runner is not None and self._runner is None:
+        if runner is not None:
             self._runner = runner
-        if new_id is not None and self._new_id is None:
+        if new_id is not None:
             self._new_id = new_id
         if self.store is None and self._clock is not None:
             self.store = MemoryTaskStore(self._clock)

@@ -4,8 +4,9 @@ Issue 19's acceptance: every ``tasks-*`` server scenario of 0.2.0-alpha.12 passe
 ``examples/everything.py`` at 2026-07-28 (CONFORMANCE.md §8.4; the reference fails 25
 of these checks). They are extension scenarios, "not on the spec timeline", so the suite
 runs them only when forced; ``--suite all`` in test_server_suite.py leaves them out.
-Served by ``transports.serve_http``, the driver that runs tasks in the background (the
-ASGI app has no task runner yet, and answers task tools synchronously).
+Served by ``transports.serve_http`` (the reference), and by `transports.AsgiApp` under
+uvicorn (asyncio) and hypercorn's trio worker: each runs tasks in a task group of its
+own that outlives the request (`tests.asgi.servers.ENDPOINTS`).
 """
 
 from __future__ import annotations
@@ -38,9 +39,13 @@ def suite() -> Suite:
     return ensure_suite()
 
 
-@pytest.fixture(scope="module")
-def url() -> Iterator[str]:
-    with everything_endpoint("serve_http") as endpoint:
+#: How the everything server is served; each runs once for the module's tests.
+SERVED = ["serve_http", "uvicorn", "hypercorn-trio"]
+
+
+@pytest.fixture(scope="module", params=SERVED)
+def url(request: pytest.FixtureRequest) -> Iterator[str]:
+    with everything_endpoint(request.param) as endpoint:
         yield endpoint
 
 

@@ -48,6 +48,7 @@ from transports._net.reply import REPLY_MODES, Reply, ReplyMode
 from transports._runtime import primitives
 from transports._runtime.requestlog import LOGGER_NAME
 from transports._runtime.serving import SECRET_SIZE
+from transports._runtime.tasks import GroupTaskRunner, new_task_id
 
 __all__ = ["DEFAULT_PATH", "AsgiApp"]
 
@@ -174,6 +175,9 @@ class AsgiApp:
                 )
                 watcher = Watcher(group, limits)
                 group.start_soon(watcher.run)
+                # Tasks (2026-07-28 tasks extension) run in the lifespan's group: they
+                # outlive the request that created them.
+                self.server.configure(task_runner=GroupTaskRunner(group), new_task_id=new_task_id)
                 self._running = _Running(router, watcher)
                 try:
                     yield
