@@ -550,3 +550,82 @@ def test_secrets_stay_out_of_reprs() -> None:
     assert "pw" not in repr(ClientConfig(client_secret="pw"))
     assert "pw" not in repr(ClientInfo(issuer=AS, client_id="c", client_secret="pw"))
     assert "v" * 10 not in repr(INPUTS)
+
+
+# -- the fuzz invariant -------------------------------------------------------------
+
+_ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+_KEYS = [
+    "resource",
+    "authorization_servers",
+    "scopes_supported",
+    "issuer",
+    "authorization_endpoint",
+    "token_endpoint",
+    "registration_endpoint",
+    "code_challenge_methods_supported",
+    "token_endpoint_auth_methods_supported",
+    "client_id_metadata_document_supported",
+    "client_id",
+    "client_secret",
+    "access_token",
+    "token_type",
+    "expires_in",
+    "refresh_token",
+    "scope",
+]
+# A document: the real one with some fields replaced by anything, or not JSON at all.
+_DOCUMENT = st.one_of(
+    st.dictionaries(st.sampled_from(_KEYS), _ANY_JSON, max_size=6),
+    st.binary(max_size=40),
+)
+
+
+def _play(answers: list[tuple[int, dict[str, Any] | bytes] | None], redirect: str | None) -> object:
+    """Drive the flow with ``answers`` (None: the real servers' answer); its value or error."""
+    servers = standard()
+    flow = authorize(MCP, Challenge(resource_metadata=PRM_URL), config=USER, inputs=INPUTS)
+    scripted = iter(answers)
+    try:
+        request = next(flow)
+        while True:
+            answer: Fetched | str
+            if isinstance(request, Redirect):
+                answer = servers.answer(request) if redirect is None else redirect
+            elif isinstance(request, SignAssertion):
+                answer = "signed"
+            else:
+                found = next(scripted, None)
+                if found is None:
+                    answer = servers.answer(request)  # (the real servers take over)
+                else:
+                    status, document = found
+                    body = document if isinstance(document, bytes) else json.dumps(document)
+                    answer = Fetched(
+                        status=status, body=body if isinstance(body, bytes) else body.encode()
+                    )
+            request = flow.send(answer)
+    except StopIteration as done:
+        return done.value
+    except OAuthError as error:
+        return error
+
+
+@given(
+    answers=st.lists(
+        st.none() | st.tuples(st.sampled_from([200, 201, 400, 404, 500]), _DOCUMENT), max_size=8
+    ),
+    redirect=st.none() | st.text(max_size=60),
+)
+def test_any_server_answers_end_in_a_grant_or_an_oauth_error(
+    answers: list[tuple[int, dict[str, Any] | bytes] | None], redirect: str | None
+) -> None:
+    # h11's fuzz invariant, for the flow: whatever the servers send, it completes or
+    # raises OAuthError, never anything else. (None: the real servers' answer there.)
+    assert isinstance(_play(answers, redirect), Grant | OAuthError)
