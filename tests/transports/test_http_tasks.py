@@ -27,6 +27,7 @@ from mcpcore.types import (
 )
 from tests.transports.trio_helpers import trio_test
 from transports import HttpClient, open_http_client, serve_http
+from transports._runtime.tasks import GroupTaskRunner, new_task_id
 
 TIMEOUT = 10.0
 
@@ -134,3 +135,30 @@ async def test_the_legacy_era_runs_task_tools_synchronously() -> None:
     async with client_of(mode="legacy") as client:
         result = await client.call_tool("slow_compute", {"seconds": 0, "label": "old"})
         assert text_of(result) == "Computed old after 0s"
+
+
+@trio_test
+async def test_the_runner_cancels_by_id_and_forgets_runs_that_ended() -> None:
+    ended: list[str] = []
+
+    def work(name: str, seconds: float) -> Any:
+        async def run() -> None:
+            try:
+                await trio.sleep(seconds)
+            finally:
+                ended.append(name)
+
+        return run
+
+    async with trio.open_nursery() as nursery:
+        runner = GroupTaskRunner(nursery)
+        runner.start("quick", work("quick", 0))
+        runner.start("slow", work("slow", 60))
+        await trio.sleep(0.01)
+        assert len(runner) == 1  # "quick" ended and was forgotten
+        runner.cancel("slow")
+        runner.cancel("slow")  # (twice, and for an id that ended: nothing happens)
+        runner.cancel("quick")
+    assert ended == ["quick", "slow"]
+    assert len(runner) == 0
+    assert len({new_task_id() for _ in range(100)}) == 100

@@ -175,9 +175,12 @@ class AsgiApp:
                 )
                 watcher = Watcher(group, limits)
                 group.start_soon(watcher.run)
-                # Tasks (2026-07-28 tasks extension) run in the lifespan's group: they
-                # outlive the request that created them.
-                self.server.configure(task_runner=GroupTaskRunner(group), new_task_id=new_task_id)
+                if sharing is None:
+                    # Tasks (2026-07-28 tasks extension) run in the lifespan's group:
+                    # they outlive the request that created them. Not in a deployment
+                    # (task state is this process's; see serve_http).
+                    runner = GroupTaskRunner(group)
+                    self.server.configure(task_runner=runner, new_task_id=new_task_id)
                 self._running = _Running(router, watcher)
                 try:
                     yield

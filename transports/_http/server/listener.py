@@ -139,14 +139,13 @@ async def serve_http(
         sharing: SharedSessions | None = None
         if deployment is not None:  # (first: it gives the server the deployment's key)
             sharing = await nursery.start(_join, deployment, server, limits)
-        server.configure(
-            secret=secrets.token_bytes(SECRET_SIZE),
-            clock=time.time,
-            # Tasks (2026-07-28 tasks extension) run in this nursery: they outlive
-            # the request that created them, not the server.
-            task_runner=GroupTaskRunner(nursery),
-            new_task_id=new_task_id,
-        )
+        server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
+        if deployment is None:
+            # Tasks (2026-07-28 tasks extension) run in this nursery: they outlive the
+            # request that created them, not the server. Not in a deployment: task
+            # state lives in this process (no shared task store yet), where another
+            # worker's tasks/get could not find it; task tools answer synchronously.
+            server.configure(task_runner=GroupTaskRunner(nursery), new_task_id=new_task_id)
         await nursery.start(apply_budget, budget)
         router = Router(
             server,
