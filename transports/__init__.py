@@ -48,7 +48,7 @@ if TYPE_CHECKING:
         TokenStorage,
         open_http_client,
     )
-    from transports._http.client.oauth import MAX_AUTHORIZATIONS
+    from transports._http.client.oauth import MAX_AUTHORIZATIONS, MAX_REMEMBERED_CLIENTS
     from transports._http.server import (
         BODY_TIMEOUT,
         HEADER_TIMEOUT,
@@ -129,6 +129,7 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "HttpStatusError": ("transports._http.client", "HttpStatusError"),
     "InMemoryTokenStorage": ("transports._http.client", "InMemoryTokenStorage"),
     "MAX_AUTHORIZATIONS": ("transports._http.client.oauth", "MAX_AUTHORIZATIONS"),
+    "MAX_REMEMBERED_CLIENTS": ("transports._http.client.oauth", "MAX_REMEMBERED_CLIENTS"),
     "OAuth": ("transports._http.client", "OAuth"),
     "TokenStorage": ("transports._http.client", "TokenStorage"),
     "KEEPALIVE_TIMEOUT": ("transports._http.server", "KEEPALIVE_TIMEOUT"),
@@ -238,6 +239,7 @@ __all__ = [
     "MAX_POOLED_CONNECTIONS",
     "MAX_QUEUED_MESSAGES",
     "MAX_QUEUED_NOTIFICATIONS",
+    "MAX_REMEMBERED_CLIENTS",
     "MAX_SERVER_REQUESTS",
     "MAX_SESSIONS",
     "MAX_TOTAL_TIMEOUT",

@@ -19,12 +19,13 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from mcpcore.auth import OAuthError, Tokens
+from mcpcore.auth import ClientInfo, OAuthError, Tokens
 from tests.transports.http_mcp_script import McpScript
 from tests.transports.http_scripted_server import Received, Reply, scripted_server
 from tests.transports.trio_helpers import trio_test
 from transports import HttpStatusError, InMemoryTokenStorage, OAuth, open_http_client
 from transports._http.client.assertion import sign_assertion
+from transports._http.client.oauth import MAX_REMEMBERED_CLIENTS
 
 
 @dataclass
@@ -192,3 +193,14 @@ def test_a_private_key_jwt_assertion_verifies_with_the_public_key() -> None:
     with pytest.raises(OAuthError) as caught:
         sign_assertion(claims, "not a key", "ES256")
     assert "not a key" not in str(caught.value)
+
+
+@trio_test
+async def test_the_memory_storage_keeps_a_bounded_number_of_registrations() -> None:
+    storage = InMemoryTokenStorage()
+    for n in range(MAX_REMEMBERED_CLIENTS + 5):
+        await storage.set_client(ClientInfo(issuer=f"https://as{n}.example.com", client_id="c"))
+    clients = await storage.get_clients()
+    assert len(clients) == MAX_REMEMBERED_CLIENTS
+    assert "https://as0.example.com" not in clients
+    assert f"https://as{MAX_REMEMBERED_CLIENTS + 4}.example.com" in clients

@@ -51,6 +51,7 @@ __all__ = [
     "EXPIRY_MARGIN",
     "FETCH_TIMEOUT",
     "MAX_AUTHORIZATIONS",
+    "MAX_REMEMBERED_CLIENTS",
     "InMemoryTokenStorage",
     "OAuth",
     "OAuthSession",
@@ -66,6 +67,10 @@ MAX_AUTHORIZATIONS: Final = 3
 #: Seconds each metadata, registration or token request may take (one round trip to a
 #: server that answers in milliseconds; generous for a slow identity provider).
 FETCH_TIMEOUT: Final = 30.0
+#: Registrations an `InMemoryTokenStorage` keeps, one per authorization server: a server
+#: has one or two; a hostile one naming a new issuer on every 401 gets no more than this
+#: (the oldest is forgotten, and registered again if it comes back).
+MAX_REMEMBERED_CLIENTS: Final = 16
 #: Seconds before ``expires_in`` runs out that a token is refreshed: a request sent with a
 #: token about to expire would arrive with an expired one.
 EXPIRY_MARGIN: Final = 30.0
@@ -120,8 +125,11 @@ class InMemoryTokenStorage:
         return dict(self._clients)
 
     async def set_client(self, client: ClientInfo) -> None:
-        """Keep a registration."""
+        """Keep a registration (at most `MAX_REMEMBERED_CLIENTS`, the newest)."""
+        self._clients.pop(client.issuer, None)
         self._clients[client.issuer] = client
+        while len(self._clients) > MAX_REMEMBERED_CLIENTS:
+            del self._clients[next(iter(self._clients))]
 
 
 class OAuth:
