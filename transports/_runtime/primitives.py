@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import anyio
 import anyio.abc
 import anyio.lowlevel
+import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from sniffio import current_async_library_cvar, thread_local
 
@@ -63,6 +64,7 @@ __all__ = [
     "current_time",
     "open_channel",
     "open_task_group",
+    "run_sync_in_thread",
     "sleep",
 ]
 
@@ -172,3 +174,14 @@ def open_task_group() -> AbstractAsyncContextManager[AnyTaskGroup]:
 def checkpoint_function() -> Callable[[], Awaitable[None]]:
     """The running library's checkpoint, for a loop to look up once and call often."""
     return trio.lowlevel.checkpoint if _on_trio() else anyio.lowlevel.checkpoint
+
+
+async def run_sync_in_thread(function: Callable[[], _T]) -> _T:
+    """Run the blocking ``function`` in a worker thread of the running library; its result.
+
+    The libraries' own thread pools and limits (trio's and anyio's default of 40 threads at
+    once). A cancellation waits for ``function`` to return: bound its time yourself.
+    """
+    if _on_trio():
+        return await trio.to_thread.run_sync(function)
+    return await anyio.to_thread.run_sync(function)
