@@ -72,6 +72,14 @@ if TYPE_CHECKING:
     )
     from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
     from transports._http.server.listener import serve_http
+    from transports._net.jwt_verifier import (
+        JWKS_CACHE_TTL,
+        JWKS_FETCH_TIMEOUT,
+        JWKS_REFETCH_INTERVAL,
+        JWT_LEEWAY,
+        MAX_JWKS_SIZE,
+        JwtVerifier,
+    )
     from transports._net.partial import MAX_PARTIAL_BYTES, PARTIAL_FLOOR
     from transports._redis import COMMAND_TIMEOUT as REDIS_COMMAND_TIMEOUT
     from transports._redis import CONNECT_TIMEOUT as REDIS_CONNECT_TIMEOUT
@@ -168,6 +176,12 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "StoredEvent": ("transports._http.server", "StoredEvent"),
     "Subscription": ("transports._client.notifications", "Subscription"),
     "TokenVerifier": ("transports._http.server", "TokenVerifier"),
+    "JwtVerifier": ("transports._net.jwt_verifier", "JwtVerifier"),
+    "JWKS_CACHE_TTL": ("transports._net.jwt_verifier", "JWKS_CACHE_TTL"),
+    "JWKS_FETCH_TIMEOUT": ("transports._net.jwt_verifier", "JWKS_FETCH_TIMEOUT"),
+    "JWKS_REFETCH_INTERVAL": ("transports._net.jwt_verifier", "JWKS_REFETCH_INTERVAL"),
+    "JWT_LEEWAY": ("transports._net.jwt_verifier", "JWT_LEEWAY"),
+    "MAX_JWKS_SIZE": ("transports._net.jwt_verifier", "MAX_JWKS_SIZE"),
     "WebSocketClient": ("transports._websocket", "WebSocketClient"),
     "WebSocketLimits": ("transports._websocket", "WebSocketLimits"),
     "open_http_client": ("transports._http.client", "open_http_client"),
@@ -179,7 +193,9 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "serve_websocket": ("transports._websocket", "serve_websocket"),
 }
 #: What the drivers need installed (the extras install it).
-_EXTRA_MODULES: Final = frozenset({"trio", "wsproto", "anyio", "sniffio", "hiredis"})
+_EXTRA_MODULES: Final = frozenset(
+    {"trio", "wsproto", "anyio", "sniffio", "hiredis", "jwt", "cryptography"}
+)
 #: The names that run without trio: the asgi extra is enough for them.
 _ASGI_NAMES: Final = frozenset({"AsgiApp", "MAX_POOLED_CONNECTIONS", "serve_stdio_asyncio"})
 
@@ -199,6 +215,8 @@ def __getattr__(name: str) -> object:
             extra = "asgi" if name in _ASGI_NAMES else "trio"
             if missing.name == "hiredis":
                 extra = "redis"
+            elif missing.name in ("jwt", "cryptography"):
+                extra = "oauth"
             raise ImportError(
                 f"transports.{name} needs {missing.name}, which is not installed: "
                 f"pip install 'mcpcore[{extra}]'",
@@ -223,6 +241,10 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_WEBSOCKET_PATH",
     "HEADER_TIMEOUT",
+    "JWKS_CACHE_TTL",
+    "JWKS_FETCH_TIMEOUT",
+    "JWKS_REFETCH_INTERVAL",
+    "JWT_LEEWAY",
     "KEEPALIVE_TIMEOUT",
     "LIVENESS_INTERVAL",
     "MAX_AUTHORIZATIONS",
@@ -234,6 +256,7 @@ __all__ = [
     "MAX_HEADER_COUNT",
     "MAX_HEADER_SIZE",
     "MAX_IDLE_CONNECTIONS",
+    "MAX_JWKS_SIZE",
     "MAX_LISTEN_BACKLOG",
     "MAX_PARTIAL_BYTES",
     "MAX_POOLED_CONNECTIONS",
@@ -274,6 +297,7 @@ __all__ = [
     "HttpLimits",
     "HttpStatusError",
     "InMemoryTokenStorage",
+    "JwtVerifier",
     "MemoryEventStore",
     "NotificationCallback",
     "OAuth",

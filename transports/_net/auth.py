@@ -16,6 +16,8 @@ transport does what the spec fixes:
   which clients try in that order after the header (2025-11-25).
 
 Every MCP request is checked, GET and DELETE included; the metadata is public.
+`BearerAuth.jwt` builds one whose check is a `JwtVerifier` (``jwt_verifier``): JWT
+access tokens of one issuer, verified with its JWKS, for this resource.
 """
 
 from __future__ import annotations
@@ -122,6 +124,45 @@ class BearerAuth:
         if self.resource_name is not None:
             document["resource_name"] = self.resource_name
         return document
+
+    @classmethod
+    def jwt(
+        cls,
+        *,
+        issuer: str,
+        jwks_url: str,
+        resource: str,
+        required_scopes: Sequence[str] = (),
+        algorithms: Sequence[str] | None = None,
+        leeway: float | None = None,
+        scopes_supported: Sequence[str] | None = None,
+        resource_name: str | None = None,
+    ) -> BearerAuth:
+        """Authorization by JWT access tokens of one issuer, checked with its JWKS.
+
+        The verifier is a `transports.JwtVerifier` for ``issuer``, ``jwks_url`` and
+        the audience ``resource`` (this endpoint's canonical URL, also the metadata's
+        ``resource``); the issuer is the metadata's one authorization server.
+        ``algorithms`` and ``leeway`` default to `JwtVerifier`'s. Needs the ``oauth``
+        extra (PyJWT and cryptography), imported here only.
+        """
+        from transports._net.jwt_verifier import DEFAULT_ALGORITHMS, JWT_LEEWAY, JwtVerifier
+
+        verifier = JwtVerifier(
+            jwks_url=jwks_url,
+            issuer=issuer,
+            audience=resource,
+            algorithms=DEFAULT_ALGORITHMS if algorithms is None else algorithms,
+            leeway=JWT_LEEWAY if leeway is None else leeway,
+        )
+        return cls(
+            verifier,
+            authorization_servers=[issuer],
+            required_scopes=required_scopes,
+            resource=resource,
+            scopes_supported=scopes_supported,
+            resource_name=resource_name,
+        )
 
     @property
     def has_metadata(self) -> bool:
