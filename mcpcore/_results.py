@@ -15,6 +15,7 @@ from mcpcore.types import (
     SERVER_INFO_META_KEY,
     TASKS_EXTENSION,
     ClientCapabilities,
+    CreateTaskResult,
     InitializeResult,
     InputRequiredResult,
 )
@@ -123,7 +124,7 @@ def decode_result(spec: MethodSpec, raw: bytes, *, modern: bool) -> Any:
     try:
         result = spec.decode_result(raw)
     except jsonrpc.DECODE_ERRORS as exc:
-        other = _decode_other_shape(spec, raw) if modern else None
+        other = _decode_other_shape(spec, raw) if modern else _decode_legacy_task(spec, raw)
         return f"Invalid result for {spec.name}: {exc}" if other is None else other
     if not modern:
         return result
@@ -158,6 +159,17 @@ def _decode_other_shape(spec: MethodSpec, raw: bytes) -> Any:
     return None
 
 
+def _decode_legacy_task(spec: MethodSpec, raw: bytes) -> CreateTaskResult | None:
+    """A 2025-11-25 CreateTaskResult answering a task-augmented tools/call, or None."""
+    if spec.task_result_type is None:
+        return None  # (only tools/call runs as a task on a server)
+    try:
+        task: CreateTaskResult = jsonrpc.decoder_for(CreateTaskResult).decode(raw)
+    except jsonrpc.DECODE_ERRORS:
+        return None
+    return task
+
+
 def _decode_task(expected: Any, raw: bytes) -> Any:
     try:
         result = jsonrpc.decoder_for(expected).decode(raw)
@@ -182,6 +194,8 @@ def result_problem(
     modern = version is not None and era_of(version) is Era.MODERN
     if spec.task_result_type is not None and isinstance(result, spec.task_result_type):
         return _task_problem(request, modern)
+    if isinstance(result, CreateTaskResult):
+        return _legacy_task_problem(spec, modern)
     expected = spec.result_type
     if modern and spec.modern_result_type is not None:
         expected = spec.modern_result_type
@@ -210,6 +224,15 @@ def _input_required_problem(
         # "ONLY for tools/call, resources/read and prompts/get" (2026-07-28 mrtr).
         return f"{spec.name} can't answer with InputRequiredResult"
     return check_input_required(result, request.client_capabilities)
+
+
+def _legacy_task_problem(spec: MethodSpec, modern: bool) -> str | None:
+    """Why a 2025-11-25 CreateTaskResult can't answer, or None when it can."""
+    # The core tasks of 2025-11-25: a task-augmented tools/call (the only request a
+    # server runs as a task, "requests.tools.call"), in that era only.
+    if modern or spec.task_result_type is None:
+        return f"{spec.name} can't answer with a 2025-11-25 CreateTaskResult"
+    return None
 
 
 def _task_problem(request: IncomingRequest, modern: bool) -> str | None:

@@ -109,6 +109,9 @@ class SchemaOracle:
             result = message["result"]
             if result.get("resultType") == "input_required":
                 self.validate(result, "InputRequiredResult")
+            elif method == "tools/call" and "task" in result and "content" not in result:
+                # A 2025-11-25 task-augmented tools/call (basic/utilities/tasks).
+                self.validate(result, "CreateTaskResult")
             else:
                 self.validate(result, RESULT_DEFINITIONS[method])
 

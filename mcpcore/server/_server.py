@@ -24,6 +24,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, NamedTuple, TypeVar
 
+import msgspec
 from msgspec import UNSET
 
 from mcpcore import jsonrpc, types
@@ -41,7 +42,7 @@ from mcpcore.server._pagination import DEFAULT_PAGE_SIZE, Paginator
 from mcpcore.server._prompts import CompletionRegistry, PromptRegistry
 from mcpcore.server._resources import ResourceRegistry, not_found, uri_problem
 from mcpcore.server._sealing import Sealer, TamperedError
-from mcpcore.server._tasks import TaskRunner, Tasks, TaskStore
+from mcpcore.server._tasks import LEGACY_CAPABILITY, TaskRunner, Tasks, TaskStore
 from mcpcore.server._tools import ToolRegistry
 from mcpcore.versions import ALL_VERSIONS, Era, era_of
 
@@ -137,6 +138,8 @@ class Server:
             "tasks/get": self._get_task,
             "tasks/update": self._update_task,
             "tasks/cancel": self._cancel_task,
+            "tasks/result": self._task_result,
+            "tasks/list": self._list_tasks,
         }
 
     def configure(
@@ -189,7 +192,14 @@ class Server:
             # "advertise it under capabilities.extensions" (SEP-2663), when a tool may
             # run as a task. (Legacy clients ignore extensions they don't know.)
             extensions={types.TASKS_EXTENSION: {}} if self.tools.has_tasks else UNSET,
+            # The 2025-11-25 core tasks, when the driver can run them (not in 2026-07-28's
+            # server/discover, whose ServerCapabilities has no `tasks`).
+            tasks=LEGACY_CAPABILITY if self._runs_legacy_tasks else UNSET,
         )
+
+    @property
+    def _runs_legacy_tasks(self) -> bool:
+        return self.tools.has_tasks and self.tasks.ready
 
     def tool(self, name: str | None = None, **options: Any) -> Callable[[_F], _F]:
         """Register the decorated function as a tool.
@@ -203,7 +213,10 @@ class Server:
         ``task="optional"`` or ``task="required"`` lets the tool run as a task of the
         2026-07-28 tasks extension: a client that declared the extension gets a task
         at once and polls it; ``gather_input_first=True`` asks the handler's questions
-        within the request and starts the task at `Context.start_task`.
+        within the request and starts the task at `Context.start_task`. In a
+        2025-11-25 session the same tools run as the core tasks of that revision when
+        the client augments the call (``task: {ttl?}``), and a ``"required"`` one is
+        refused to a plain call (-32601).
         """
 
         def register(handler: _F) -> _F:
@@ -435,38 +448,58 @@ class Server:
         modern = [v for v in self.supported_versions if era_of(v) is Era.MODERN]
         return types.DiscoverResult(
             supported_versions=modern,
-            capabilities=self.capabilities,
+            capabilities=msgspec.structs.replace(self.capabilities, tasks=UNSET),
             instructions=self.instructions or UNSET,
         )
 
     async def _list_tools(self, context: Context) -> types.ListToolsResult:
-        tools = self.tools.definitions(modern=context.era is Era.MODERN)
+        tools = self.tools.definitions(
+            modern=context.era is Era.MODERN, tasks=self._runs_legacy_tasks
+        )
         page, cursor = self._paginator.page("tools", tools, context.params.cursor)
         return types.ListToolsResult(tools=page, next_cursor=cursor)
 
     def _call_tool(self, context: Context) -> Awaitable[Any]:
-        if self.tools.has_tasks and context.era is Era.MODERN:
-            support, _ = self.tools.task_support(context.params.name)
-            if support is not None:
-                return self.tasks.call_tool(context)
+        if self.tools.has_tasks:
+            if context.era is Era.MODERN:
+                support, _ = self.tools.task_support(context.params.name)
+                if support is not None:
+                    return self.tasks.call_tool(context)
+            elif self.tasks.ready:
+                return self.tasks.call_tool_legacy(context)
         # The registry's coroutine itself, not one more coroutine awaiting it.
         return self.tools.call(context, context.params)
 
     def _tasks_of(self, context: Context) -> Tasks:
-        # The 2025-11-25 core tasks are not served: without the `tasks` capability,
-        # -32601 (as before). In 2026-07-28, only the extension's server answers.
-        if context.era is Era.LEGACY or not self.tools.has_tasks:
+        # In 2025-11-25 only a server that advertises `tasks` answers tasks/* (else
+        # -32601, as a server without them). In 2026-07-28, only the extension's server.
+        if not (self._runs_legacy_tasks if context.era is Era.LEGACY else self.tools.has_tasks):
             raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Method not found: {context.method}")
         return self.tasks
 
-    async def _get_task(self, context: Context) -> types.DetailedTaskResult:
-        return await self._tasks_of(context).get(context)
+    async def _get_task(self, context: Context) -> types.DetailedTaskResult | types.GetTaskResult:
+        tasks = self._tasks_of(context)
+        if context.era is Era.LEGACY:
+            return await tasks.get_legacy(context)
+        return await tasks.get(context)
+
+    async def _task_result(self, context: Context) -> dict[str, Any]:
+        return await self._tasks_of(context).result(context)
+
+    async def _list_tasks(self, context: Context) -> types.ListTasksResult:
+        tasks = await self._tasks_of(context).list_legacy(context)
+        # "Invalid cursor → -32602" (2025-11-25 tasks), as every paginated list.
+        page, cursor = self._paginator.page("tasks", tasks, context.params.cursor)
+        return types.ListTasksResult(tasks=page, next_cursor=cursor)
 
     async def _update_task(self, context: Context) -> types.EmptyResult:
         return await self._tasks_of(context).update(context)
 
-    async def _cancel_task(self, context: Context) -> types.EmptyResult:
-        return await self._tasks_of(context).cancel(context)
+    async def _cancel_task(self, context: Context) -> types.EmptyResult | types.CancelTaskResult:
+        tasks = self._tasks_of(context)
+        if context.era is Era.LEGACY:
+            return await tasks.cancel_legacy(context)
+        return await tasks.cancel(context)
 
     async def _list_resources(self, context: Context) -> types.ListResourcesResult:
         resources = [r for r in self.resources.resources() if await self._allowed(context, r.uri)]

@@ -16,6 +16,14 @@ Input inside a task works like a 2026-07-28 multi round-trip request: the handle
 (`Context.elicit`...), the task goes to ``input_required`` with the questions under the
 handler's keys, ``tasks/update`` brings answers, and once every outstanding question is
 answered the handler runs again from the start, its answers at hand.
+
+The same tasks serve a 2025-11-25 session, whose core tasks (basic/utilities/tasks,
+experimental) differ on the wire only: the call says ``task: {ttl?}`` and gets a
+``CreateTaskResult`` with the task nested, ``tasks/result`` blocks until the task ends
+and answers what the call would have (the driver's `TaskRunner.wait`), and there are
+``tasks/list`` and a ``tasks/cancel`` answering with the task. The server advertises
+``capabilities.tasks`` and each tool's ``execution.taskSupport`` there only when the
+driver can run tasks. A 2025-11-25 task can't ask the client for input: it fails.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final, Protocol
 
 import msgspec
-from msgspec import UNSET
+from msgspec import UNSET, UnsetType
 
 from mcpcore import jsonrpc, types
 from mcpcore.errors import McpError
@@ -34,6 +42,7 @@ from mcpcore.server._context import Context, StartTask, TaskPhase
 from mcpcore.server._errors import MissingCapabilityError
 from mcpcore.server._input import InputRequired, Rounds
 from mcpcore.server._tools import ToolRegistry
+from mcpcore.versions import Era, era_of
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL_MS",
@@ -60,6 +69,15 @@ DEFAULT_POLL_INTERVAL_MS: Final = 500
 MAX_TASKS: Final = 1024
 #: Statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks).
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+#: Why a 2025-11-25 task that asks the client for input fails (see `Tasks._ask`).
+LEGACY_INPUT: Final = "This task needs input from the client, which 2025-11-25 tasks here can't ask"
+#: The server's ``capabilities.tasks`` in 2025-11-25 (2025-11-25 basic/utilities/tasks,
+#: "Server Capabilities"): task-augmented tools/call, tasks/list and tasks/cancel.
+LEGACY_CAPABILITY: Final = types.ServerTasksCapability(
+    list={},
+    cancel={},
+    requests=types.ServerTaskRequestsCapability(tools=types.ServerTaskToolsCapability(call={})),
+)
 _REQUIRED_EXTENSION: Final = types.ClientCapabilities(extensions={types.TASKS_EXTENSION: {}})
 
 
@@ -104,6 +122,9 @@ class TaskStore(Protocol):
     async def save(self, record: TaskRecord) -> None:
         """Keep a task's new state."""
 
+    async def owned_by(self, principal: str | None) -> list[TaskRecord]:
+        """The live tasks of ``principal``, oldest first (2025-11-25 ``tasks/list``)."""
+
 
 class MemoryTaskStore:
     """A `TaskStore` in this process's memory, bounded by `MAX_TASKS` and each task's TTL."""
@@ -138,6 +159,12 @@ class MemoryTaskStore:
         if record.task_id in self._tasks:
             self._tasks[record.task_id] = record
 
+    async def owned_by(self, principal: str | None) -> list[TaskRecord]:
+        """The live tasks of ``principal``, in creation order."""
+        return [
+            r for r in self._tasks.values() if r.principal == principal and not self._expired(r)
+        ]
+
     def _expired(self, record: TaskRecord) -> bool:
         ttl = record.ttl_ms
         return ttl is not None and self._clock() > record.created_at + ttl / 1000
@@ -163,6 +190,12 @@ class TaskRunner(Protocol):
 
     def cancel(self, task_id: str) -> None:
         """Cancel the run of ``task_id``, if there is one (it may have ended)."""
+
+    async def wait(self, task_id: str) -> bool:
+        """Return once the run of ``task_id`` has ended; False at once if there is none.
+
+        For 2025-11-25 ``tasks/result``, which "MUST block until a terminal status".
+        """
 
 
 def iso_8601(seconds: float) -> str:
@@ -260,9 +293,23 @@ class Tasks:
     async def _create(
         self, context: Context, params: types.CallToolRequestParams
     ) -> types.CreateTaskExtensionResult:
+        record = await self._start(context, params, self.ttl_ms)
+        return types.CreateTaskExtensionResult(
+            task_id=record.task_id,
+            status=record.status,
+            created_at=iso_8601(record.created_at),
+            last_updated_at=iso_8601(record.last_updated_at),
+            ttl_ms=record.ttl_ms,
+            poll_interval_ms=self.poll_interval_ms,
+        )
+
+    async def _start(
+        self, context: Context, params: types.CallToolRequestParams, ttl_ms: int | None
+    ) -> TaskRecord:
+        """Create the task of a ``tools/call`` durably and start its run (both eras)."""
         store, new_id, clock, runner = self.store, self._new_id, self._clock, self._runner
         if store is None or new_id is None or clock is None or runner is None:
-            raise RuntimeError("tasks are not configured")  # (call_tool checked `ready`)
+            raise RuntimeError("tasks are not configured")  # (callers checked `ready`)
         now = clock()
         rounds = context._rounds
         record = TaskRecord(
@@ -273,7 +320,7 @@ class Tasks:
             client_capabilities=context.client_capabilities,
             created_at=now,
             last_updated_at=now,
-            ttl_ms=self.ttl_ms,
+            ttl_ms=ttl_ms,
             answers={} if rounds is None else dict(rounds.answers),
             handler_state=dict(context.state),
         )
@@ -281,14 +328,7 @@ class Tasks:
         if not await store.create(record):
             raise McpError(jsonrpc.INTERNAL_ERROR, "Too many tasks")
         runner.start(record.task_id, lambda: self._run(record.task_id))
-        return types.CreateTaskExtensionResult(
-            task_id=record.task_id,
-            status=record.status,
-            created_at=iso_8601(record.created_at),
-            last_updated_at=iso_8601(record.last_updated_at),
-            ttl_ms=record.ttl_ms,
-            poll_interval_ms=self.poll_interval_ms,
-        )
+        return record
 
     # ------------------------------------------------------------------ the run
 
@@ -317,6 +357,11 @@ class Tasks:
     def _ask(self, record: TaskRecord, requests: dict[str, types.InputRequest]) -> None:
         if record.terminal:
             return  # cancelled meanwhile: "the task stays cancelled"
+        if era_of(record.protocol_version) is Era.LEGACY:
+            # A 2025-11-25 task would ask through requests on the tasks/result stream
+            # carrying related-task; we don't (yet): the task fails instead.
+            self._fail(record, types.Error(code=jsonrpc.INTERNAL_ERROR, message=LEGACY_INPUT))
+            return
         record.status = "input_required"
         record.input_requests = dict(requests)
 
@@ -400,9 +445,100 @@ class Tasks:
                 self._runner.cancel(record.task_id)
         return types.EmptyResult()
 
+    # ------------------------------------------------------------------ 2025-11-25
+    #
+    # The experimental core tasks of 2025-11-25 (basic/utilities/tasks) on the same
+    # records and runs: the request says ``task: {ttl?}``, the answer nests a ``Task``,
+    # ``tasks/result`` blocks for what the call would have answered, and there are
+    # ``tasks/list`` and a ``tasks/cancel`` answering with the task.
+
+    async def call_tool_legacy(self, context: Context) -> Any:
+        """A 2025-11-25 ``tools/call`` on a server that runs tasks (`ready`)."""
+        params: types.CallToolRequestParams = context.params
+        support, _ = self._tools.task_support(params.name)
+        if params.task is UNSET:
+            if support == "required":
+                # taskSupport "required": "(S) MUST return -32601" to a plain call
+                # (2025-11-25 basic/utilities/tasks, "Tool-Level Negotiation").
+                raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Tool {params.name} runs only as a task")
+            return await self._tools.call(context, params)
+        if support is None:
+            # taskSupport absent or "forbidden": "(S) SHOULD return -32601" (ibid.).
+            raise McpError(jsonrpc.METHOD_NOT_FOUND, f"Tool {params.name} can't run as a task")
+        record = await self._start(context, params, self._legacy_ttl(params.task.ttl))
+        # "MUST return CreateTaskResult ... as soon as possible" (2025-11-25 tasks).
+        return types.CreateTaskResult(task=self._task(record))
+
+    def _legacy_ttl(self, requested: int | UnsetType) -> int | None:
+        # "Receivers MAY override the requested ttl" (2025-11-25 tasks): ours caps it.
+        if requested is UNSET or requested < 0:
+            return self.ttl_ms
+        return requested if self.ttl_ms is None else min(requested, self.ttl_ms)
+
+    def _task(self, record: TaskRecord) -> types.Task:
+        return types.Task(**self._task_fields(record))
+
+    def _task_fields(self, record: TaskRecord) -> dict[str, Any]:
+        return {
+            "task_id": record.task_id,
+            "status": record.status,
+            "status_message": UNSET if record.status_message is None else record.status_message,
+            "created_at": iso_8601(record.created_at),
+            "last_updated_at": iso_8601(record.last_updated_at),
+            "ttl": record.ttl_ms,
+            "poll_interval": self.poll_interval_ms,
+        }
+
+    async def get_legacy(self, context: Context) -> types.GetTaskResult:
+        """2025-11-25 ``tasks/get``: the task ("Result & Task")."""
+        return types.GetTaskResult(**self._task_fields(await self._record(context)))
+
+    async def result(self, context: Context) -> dict[str, Any]:
+        """2025-11-25 ``tasks/result``: what the call would have answered, once it has.
+
+        "MUST block until a terminal status" and answer "exactly what the underlying
+        request would have returned", the result or the JSON-RPC error, with the
+        related-task ``_meta`` (2025-11-25 basic/utilities/tasks).
+        """
+        record = await self._record(context)
+        while not record.terminal:
+            running = self._runner is not None and await self._runner.wait(record.task_id)
+            record = await self._record(context)
+            if not running and not record.terminal:
+                # No run will end it (a server served again, a task of another worker).
+                raise McpError(jsonrpc.INTERNAL_ERROR, "The task is not running here")
+        if record.result is not None:
+            related = {types.RELATED_TASK_META_KEY: {"taskId": record.task_id}}
+            return {**record.result, "_meta": {**record.result.get("_meta", {}), **related}}
+        if record.error is not None:
+            error = record.error
+            raise McpError(error.code, error.message, None if error.data is UNSET else error.data)
+        # Cancelled: a cancelled request has no answer of its own; this is ours.
+        raise McpError(jsonrpc.INTERNAL_ERROR, "The task was cancelled")
+
+    async def list_legacy(self, context: Context) -> list[types.Task]:
+        """2025-11-25 ``tasks/list``: the caller's tasks (the server pages them).
+
+        Without an authorization context the task id is the only secret ("such
+        receivers SHOULD NOT declare tasks.list", 2025-11-25 tasks): an anonymous
+        caller is shown none.
+        """
+        if self.store is None or context.principal is None:
+            return []
+        return [self._task(record) for record in await self.store.owned_by(context.principal)]
+
+    async def cancel_legacy(self, context: Context) -> types.CancelTaskResult:
+        """2025-11-25 ``tasks/cancel``: the task, cancelled before we answer."""
+        record = await self._record(context)
+        if record.terminal:
+            # "Cancelling a task in a terminal status → -32602" (2025-11-25 tasks).
+            raise McpError(jsonrpc.INVALID_PARAMS, f"Cannot cancel a {record.status} task")
+        await self.cancel(context)
+        return types.CancelTaskResult(**self._task_fields(await self._record(context)))
+
     async def _record(self, context: Context) -> TaskRecord:
         """The task a tasks/* request names, or the error answering it."""
-        if not declares_tasks(context.client_capabilities):
+        if context.era is Era.MODERN and not declares_tasks(context.client_capabilities):
             # "MUST reject tasks/get, tasks/update and tasks/cancel with
             # MissingRequiredClientCapability" when not negotiated (SEP-2663).
             raise MissingCapabilityError(_REQUIRED_EXTENSION)
@@ -422,7 +558,8 @@ class _NoOutbound:
         return None
 
     async def request(self, request_id: types.RequestId, data: bytes) -> Any:
-        raise ConnectionError("a task can't send requests to the client")
+        # Only a 2025-11-25 task gets here (a 2026-07-28 one asks with inputRequests).
+        raise McpError(jsonrpc.INTERNAL_ERROR, LEGACY_INPUT)
 
 
 def _task_context(record: TaskRecord, rounds: Rounds) -> Context:

@@ -72,6 +72,10 @@ class RegisteredTool:
     #: Whether it asks its questions within the request before becoming a task
     #: (`Context.start_task`).
     gathers_input_first: bool = False
+    #: The 2025-11-25 definition with ``execution.taskSupport``, published when the
+    #: server can run tasks (`Server` advertises ``capabilities.tasks`` then); None
+    #: for a tool that never runs as a task.
+    legacy_task: types.Tool | None = None
 
 
 class ToolRegistry:
@@ -156,8 +160,22 @@ class ToolRegistry:
             else output_schema
         )
         legacy = types.Tool(**fields, output_schema=legacy_output or UNSET)
+        # "taskSupport ... optional ... required" (2025-11-25 server/tools, execution).
+        legacy_task = (
+            None
+            if task is None
+            else msgspec.structs.replace(legacy, execution=types.ToolExecution(task_support=task))
+        )
         tool = RegisteredTool(
-            modern, legacy, handler, signature, validator, wraps_output, task, gather_input_first
+            modern,
+            legacy,
+            handler,
+            signature,
+            validator,
+            wraps_output,
+            task,
+            gather_input_first,
+            legacy_task,
         )
         self._tools[name] = tool
         self._task_tools += task is not None
@@ -167,9 +185,17 @@ class ToolRegistry:
         """Unregister a tool; KeyError if there is none by that name."""
         self._task_tools -= self._tools.pop(name).task is not None
 
-    def definitions(self, *, modern: bool) -> list[types.Tool]:
-        """What tools/list publishes, in registration order."""
-        return [tool.modern if modern else tool.legacy for tool in self._tools.values()]
+    def definitions(self, *, modern: bool, tasks: bool = False) -> list[types.Tool]:
+        """What tools/list publishes, in registration order.
+
+        ``tasks``: the 2025-11-25 definitions carry ``execution.taskSupport`` (the
+        server runs tasks; meaningless in 2026-07-28, where the extension says it).
+        """
+        if modern:
+            return [tool.modern for tool in self._tools.values()]
+        if tasks and self._task_tools:
+            return [tool.legacy_task or tool.legacy for tool in self._tools.values()]
+        return [tool.legacy for tool in self._tools.values()]
 
     def definition(self, name: str, *, modern: bool) -> types.Tool | None:
         """The published definition of the tool ``name`` (None: no such tool)."""

@@ -53,6 +53,8 @@ class Harness:
         self.notifications: list[Any] = []
         #: The requests the server sent the client (legacy era).
         self.asked: list[RequestReceived] = []
+        #: Who the driver says is asking (an authorization context), if anyone.
+        self.principal: str | None = None
         server.attach(self.connection, self)
 
     # -- the Outbound the server writes to ------------------------------------
@@ -105,7 +107,9 @@ class Harness:
             [answer] = self.pair.to_client(event.reply)
             return answer
         assert isinstance(event, RequestReceived), event
-        reply = await self.server.handle_request(self.connection, event, self)
+        reply = await self.server.handle_request(
+            self.connection, event, self, principal=self.principal
+        )
         if reply is None:
             return event  # nothing yet: a listen stream, or a cancelled request
         events = self.pair.to_client(reply)

@@ -52,6 +52,13 @@ class StepRunner:
         self.pending.pop(task_id, None)
         self.cancelled.append(task_id)
 
+    async def wait(self, task_id: str) -> bool:
+        work = self.pending.pop(task_id, None)
+        if work is None:
+            return False
+        await work()
+        return True
+
     async def run(self) -> None:
         while self.pending:
             _, work = self.pending.popitem()
@@ -237,16 +244,16 @@ async def test_tasks_result_and_tasks_list_are_gone_in_2026(method: str) -> None
 
 
 @asynchronous
-async def test_the_legacy_era_gets_no_tasks() -> None:
+async def test_a_legacy_session_gets_the_core_tasks_not_the_extension() -> None:
+    # (2025-11-25 core tasks: tests/core/test_server_legacy_tasks.py.)
     runner = StepRunner()
     server, _ = task_server(runner)
     harness = Harness(server, client_caps=DECLARING)
-    await harness.handshake()
-    result = await harness.result("tools/call", types.CallToolRequestParams(name="must_be_a_task"))
-    assert isinstance(result, types.CallToolResult)  # run synchronously
-    event = await harness.call("tasks/get", types.GetTaskRequestParams(task_id="x"))
+    init = await harness.handshake()
+    assert init.capabilities.tasks is not types.UNSET
+    event = await harness.call("tools/call", types.CallToolRequestParams(name="must_be_a_task"))
     assert isinstance(event, ErrorReceived)
-    assert event.error.code == jsonrpc.METHOD_NOT_FOUND
+    assert event.error.code == jsonrpc.METHOD_NOT_FOUND  # "required": augment, or -32601
 
 
 # -- the lifecycle -------------------------------------------------------------------
