@@ -51,10 +51,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from bench._asgi_apps import INITIALIZE, INITIALIZED, REQUEST_HEADERS
+from bench._asgi_apps import REQUEST_HEADERS
 from bench._asgi_load import LoadGenerator, LoadRequest, LoadResult, PythonLoad, WrkLoad
 from bench._layer import Context, Layer
 from bench._listening import wait_listening
+from bench._posting import TIMEOUT, open_session, post
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._verify import BenchmarkError
 from bench.stdio import ERAS, EXPECTED_TEXT, exchanged_lines
@@ -218,36 +219,13 @@ def _server(factory: str, setup: _Setup) -> Iterator[int]:
             process.stderr.close()
 
 
-def _post(port: int, body: bytes, headers: Sequence[tuple[str, str]]) -> tuple[int, str, bytes]:
-    """One POST to ``/mcp``: the status, the ``Mcp-Session-Id`` (or ``""``), the body."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def _open_session(port: int) -> str:
+    """A 2025-11-25 session, initialized, on a connection of its own."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT)
     try:
-        connection.request(
-            "POST",
-            "/mcp",
-            body=body,
-            headers={
-                "Content-Type": "application/json",
-                "Accept": "application/json, text/event-stream",
-                **dict(headers),
-            },
-        )
-        response = connection.getresponse()
-        return response.status, response.getheader("mcp-session-id") or "", response.read()
+        return open_session(connection)
     finally:
         connection.close()
-
-
-def _open_session(port: int) -> str:
-    """A 2025-11-25 session, initialized (``initialize``, ``notifications/initialized``)."""
-    status, session, body = _post(port, INITIALIZE, ())
-    if status != 200 or not session:
-        raise BenchmarkError(f"initialize answered {status} {body[:200]!r}")
-    headers = (*REQUEST_HEADERS["legacy"], ("Mcp-Session-Id", session))
-    status, _, body = _post(port, INITIALIZED, headers)
-    if status not in (200, 202):
-        raise BenchmarkError(f"notifications/initialized answered {status} {body[:200]!r}")
-    return session
 
 
 def _request(column: str, port: int, era: str) -> LoadRequest:
@@ -266,7 +244,7 @@ def _request(column: str, port: int, era: str) -> LoadRequest:
 def _check(column: str, port: int, era: str) -> None:
     """One request, outside any timing: the server answers the tool's text."""
     request = _request(column, port, era)
-    status, _, body = _post(port, request.body, request.headers)
+    status, _, body = post(port, request.body, request.headers)
     if status != 200 or EXPECTED_TEXT.encode() not in body or b'"isError":true' in body:
         raise BenchmarkError(f"{column} ({era}) answered {status} {body[:300]!r}")
 

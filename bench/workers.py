@@ -64,9 +64,10 @@ from typing import Final
 
 import msgspec
 
-from bench._asgi_apps import INITIALIZE, INITIALIZED, REQUEST_HEADERS
+from bench._asgi_apps import REQUEST_HEADERS
 from bench._asgi_load import LoadGenerator, LoadRequest, LoadResult, PythonLoad, WrkLoad
 from bench._layer import Context, Layer
+from bench._posting import TIMEOUT, open_session, post
 from bench._procfs import (
     CpuClock,
     connections_held,
@@ -314,45 +315,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
         process.stdout.close()
 
 
-_POST_HEADERS: Final = {
-    "Content-Type": "application/json",
-    "Accept": "application/json, text/event-stream",
-}
-
-
-def _exchange(
-    connection: http.client.HTTPConnection, body: bytes, headers: Iterable[tuple[str, str]]
-) -> tuple[int, str, bytes]:
-    """One POST to ``/mcp``: the status, the ``Mcp-Session-Id`` (or ``""``), the body."""
-    connection.request("POST", "/mcp", body=body, headers={**_POST_HEADERS, **dict(headers)})
-    response = connection.getresponse()
-    return response.status, response.getheader("mcp-session-id") or "", response.read()
-
-
-def _post(port: int, body: bytes, headers: Iterable[tuple[str, str]]) -> tuple[int, str, bytes]:
-    """One POST to ``/mcp`` on a connection of its own."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        return _exchange(connection, body, headers)
-    finally:
-        connection.close()
-
-
 def _open_session(server: _Server) -> tuple[str, int | None]:
     """A 2025-11-25 session, initialized; its id and its owner (the worker that answered).
 
     Both messages go over one connection, and the owner is the worker holding it
     (`bench._procfs.connections_held`; None if none of them seems to).
     """
-    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=TIMEOUT)
     try:
-        status, session, body = _exchange(connection, INITIALIZE, ())
-        if status != 200 or not session:
-            raise BenchmarkError(f"initialize answered {status} {body[:200]!r}")
-        headers = (*REQUEST_HEADERS["legacy"], ("Mcp-Session-Id", session))
-        status, _, body = _exchange(connection, INITIALIZED, headers)
-        if status not in (200, 202):
-            raise BenchmarkError(f"notifications/initialized answered {status} {body[:200]!r}")
+        session = open_session(connection)
         assert connection.sock is not None
         mine = connection.sock.getsockname()[1]
         held = connections_held(server.workers(), server.port)
@@ -374,7 +345,7 @@ def _request(server: _Server, era: str) -> tuple[LoadRequest, int | None]:
 def _check(server: _Server, era: str) -> int:
     """One request, outside any timing: the tool's text; the request and answer bytes."""
     request, _ = _request(server, era)
-    status, _, body = _post(server.port, request.body, request.headers)
+    status, _, body = post(server.port, request.body, request.headers)
     if status != 200 or EXPECTED_TEXT.encode() not in body or b'"isError":true' in body:
         raise BenchmarkError(f"{server.variant.column} ({era}) answered {status} {body[:300]!r}")
     return len(request.body) + len(body)
