@@ -139,6 +139,22 @@ async def open_session(worker: Worker) -> str:
     return session_id
 
 
+async def open_stream(
+    http: RawConnection, session_id: str, last_event_id: str | None = None
+) -> None:
+    """GET the session's stream (or resume one after ``last_event_id``); its head is read."""
+    headers = {
+        "Accept": "text/event-stream",
+        "Mcp-Session-Id": session_id,
+        "MCP-Protocol-Version": LEGACY,
+    }
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = last_event_id
+    await http.send(http.encode("GET", headers=headers))
+    head = await http.read_head()
+    assert head.status == 200, head
+
+
 def parse_events(body: bytes) -> list[SSEEvent]:
     return list(SSEParser().feed(body))
 
@@ -234,19 +250,7 @@ async def test_a_stream_cut_on_one_worker_resumes_on_the_other(redis: RedisServe
         last_id = [event.id for event in events if event.id][-1]
         assert not [m for m in answers(events) if "id" in m]  # (no answer yet)
         async with await RawConnection.open(first.port) as http:
-            await http.send(
-                http.encode(
-                    "GET",
-                    headers={
-                        "Accept": "text/event-stream",
-                        "Mcp-Session-Id": session_id,
-                        "MCP-Protocol-Version": LEGACY,
-                        "Last-Event-ID": last_id,
-                    },
-                )
-            )
-            head = await http.read_head()
-            assert head.status == 200, head
+            await open_stream(http, session_id, last_event_id=last_id)
             rest = answers(await http.read_all_events())
         assert rest[-1]["id"] == 4
         assert rest[-1]["result"]["content"][0]["text"] == "Reconnection test completed"
@@ -264,18 +268,7 @@ async def test_news_noticed_on_one_worker_reaches_a_stream_held_by_the_other(
         )
         assert subscribed[-1]["result"] == {}
         async with await RawConnection.open(second.port) as http:
-            await http.send(
-                http.encode(
-                    "GET",
-                    headers={
-                        "Accept": "text/event-stream",
-                        "Mcp-Session-Id": session_id,
-                        "MCP-Protocol-Version": LEGACY,
-                    },
-                )
-            )
-            head = await http.read_head()
-            assert head.status == 200, head
+            await open_stream(http, session_id)
             await trio.testing.wait_all_tasks_blocked(0.05)
             # Noticed by the worker that does not own the session:
             await second.server.resource_updated(uri)
@@ -400,18 +393,7 @@ async def test_after_redis_comes_back_listeners_hear_that_every_list_changed(
     async with workers(redis.url, count=1) as (only,):
         session_id = await open_session(only)
         async with await RawConnection.open(only.port) as http:
-            await http.send(
-                http.encode(
-                    "GET",
-                    headers={
-                        "Accept": "text/event-stream",
-                        "Mcp-Session-Id": session_id,
-                        "MCP-Protocol-Version": LEGACY,
-                    },
-                )
-            )
-            head = await http.read_head()
-            assert head.status == 200, head
+            await open_stream(http, session_id)
             redis.stop()
             await trio.testing.wait_all_tasks_blocked(0.05)
             redis.start()
