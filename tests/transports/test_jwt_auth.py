@@ -127,10 +127,22 @@ class JwksServer:
     send_length: bool = True  # (without Content-Length, the body ends with the connection)
     fetches: int = 0
     url: str = ""
+    #: The issuer's metadata documents, by path (any other path is the key set).
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: The paths asked for, in order.
+    paths: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def answer(self) -> tuple[int, bytes]:
+    @property
+    def origin(self) -> str:
+        return self.url.removesuffix("/jwks.json")
+
+    def answer(self, path: str) -> tuple[int, bytes]:
         with self.lock:
+            self.paths.append(path)
+            if path.startswith("/.well-known/") or path.endswith("/openid-configuration"):
+                document = self.metadata.get(path)
+                return (404, b"{}") if document is None else (200, json.dumps(document).encode())
             self.fetches += 1
             return self.status, self.body or json.dumps({"keys": self.keys}).encode()
 
@@ -141,7 +153,7 @@ def jwks_server(*keys: dict[str, Any]) -> Iterator[JwksServer]:
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            status, body = served.answer()
+            status, body = served.answer(self.path)
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             if served.send_length:
@@ -381,6 +393,47 @@ async def test_keys_it_cannot_use_are_skipped_and_a_key_without_kid_serves() -> 
             hmac_token = forged({"alg": "HS256", "kid": "hmac"}, key.public_pem())
             assert (await discover(http, hmac_token)).status == 401
             assert (await discover(http, key.sign(kid=None))).status == 200
+
+
+def test_the_key_set_is_found_through_the_issuers_metadata() -> None:
+    key = SigningKey.ec("k1")
+    with jwks_server(key.jwk()) as jwks:
+        issuer = f"{jwks.origin}/tenant"
+        # RFC 8414's path-inserted location is missing: OIDC's is next (2025-11-25 order).
+        oidc = "/.well-known/openid-configuration/tenant"
+        jwks.metadata[oidc] = {"issuer": issuer, "jwks_uri": jwks.url}
+        verifier = JwtVerifier(issuer=issuer, audience=RESOURCE)
+        principal = trio.run(verifier, key.sign(iss=issuer))
+        assert principal is not None
+        assert principal.subject == "alice"
+        assert verifier.jwks_url == jwks.url
+        assert jwks.paths == ["/.well-known/oauth-authorization-server/tenant", oidc, "/jwks.json"]
+        trio.run(verifier, key.sign(iss=issuer))
+        assert jwks.fetches == 1  # (found once, then cached with the keys)
+
+
+def test_metadata_of_another_issuer_or_without_jwks_uri_gives_no_keys(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    key = SigningKey.ec("k1")
+    with jwks_server(key.jwk()) as jwks:
+        issuer = jwks.origin
+        oauth = "/.well-known/oauth-authorization-server"
+        for document, reason in [
+            ({"issuer": "https://evil.example", "jwks_uri": jwks.url}, "is not the issuer's"),
+            ({"issuer": issuer}, "has no jwks_uri"),
+            ({"issuer": issuer, "jwks_uri": "http://evil.example/jwks"}, "must be https://"),
+            (None, "publishes no metadata"),
+        ]:
+            jwks.metadata = {} if document is None else {oauth: document}
+            verifier = JwtVerifier(issuer=issuer, audience=RESOURCE)
+            caplog.clear()
+            assert trio.run(verifier, key.sign(iss=issuer)) is None
+            assert reason in caplog.text
+            assert verifier.jwks_url is None
+        assert jwks.fetches == 0  # (no key set was ever fetched)
+    with pytest.raises(ValueError, match="https"):
+        JwtVerifier(issuer="http://auth.example.com", audience=RESOURCE)
 
 
 def test_only_https_key_sets_and_asymmetric_algorithms_are_accepted() -> None:

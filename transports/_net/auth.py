@@ -130,7 +130,7 @@ class BearerAuth:
         cls,
         *,
         issuer: str,
-        jwks_url: str,
+        jwks_url: str | None = None,
         resource: str,
         required_scopes: Sequence[str] = (),
         algorithms: Sequence[str] | None = None,
@@ -140,11 +140,12 @@ class BearerAuth:
     ) -> BearerAuth:
         """Authorization by JWT access tokens of one issuer, checked with its JWKS.
 
-        The verifier is a `transports.JwtVerifier` for ``issuer``, ``jwks_url`` and
-        the audience ``resource`` (this endpoint's canonical URL, also the metadata's
-        ``resource``); the issuer is the metadata's one authorization server.
-        ``algorithms`` and ``leeway`` default to `JwtVerifier`'s. Needs the ``oauth``
-        extra (PyJWT and cryptography), imported here only.
+        The verifier is a `transports.JwtVerifier` for ``issuer``, ``jwks_url`` (None:
+        discovered from the issuer's metadata) and the audience ``resource`` (this
+        endpoint's canonical URL, also the metadata's ``resource``); the issuer is the
+        metadata's one authorization server. ``algorithms`` and ``leeway`` default to
+        `JwtVerifier`'s. Needs the ``oauth`` extra (PyJWT and cryptography), imported
+        here only.
         """
         from transports._net.jwt_verifier import DEFAULT_ALGORITHMS, JWT_LEEWAY, JwtVerifier
 

@@ -43,6 +43,7 @@ from typing import Any, Final
 
 import jwt
 
+from mcpcore.auth import as_metadata_urls
 from transports._net.auth import Principal
 from transports._runtime import primitives
 
@@ -54,6 +55,7 @@ __all__ = [
     "JWT_LEEWAY",
     "MAX_JWKS_SIZE",
     "JwtVerifier",
+    "discover_jwks_url",
 ]
 
 #: The algorithms accepted unless told otherwise: RS256 is the one every OAuth/OIDC
@@ -161,6 +163,46 @@ def fetch_jwks(
         JwksUnavailableError: The fetch failed, took too long, or the body is too
             large or not a JSON object.
     """
+    document = _fetch_json(url, "the key set", timeout=timeout, ssl_context=ssl_context)
+    if not isinstance(document.get("keys"), list):
+        raise JwksUnavailableError("the key set is not a JWK Set (RFC 7517 §5)")
+    return document
+
+
+def discover_jwks_url(issuer: str, *, timeout: float, ssl_context: ssl.SSLContext | None) -> str:
+    """The issuer's ``jwks_uri``, from its metadata (blocking: run it in a thread).
+
+    The metadata is looked for where 2025-11-25 basic/authorization has clients look
+    (RFC 8414 then OpenID Connect Discovery, path-inserted for an issuer with a path);
+    the first document found must name ``issuer`` as its ``issuer`` ("MUST be
+    identical", RFC 8414 §3.3), or a server could hand us another issuer's keys.
+
+    Raises:
+        JwksUnavailableError: No metadata found, or it is not the issuer's, or its
+            ``jwks_uri`` is missing or not HTTPS.
+    """
+    for url in as_metadata_urls(issuer):
+        try:
+            document = _fetch_json(url, "the metadata", timeout=timeout, ssl_context=ssl_context)
+        except JwksUnavailableError:
+            continue  # (a 404 here: the next location may have it)
+        if document.get("issuer") != issuer:
+            raise JwksUnavailableError(f"the metadata at {url} is not the issuer's")
+        jwks_url = document.get("jwks_uri")
+        if not isinstance(jwks_url, str):
+            raise JwksUnavailableError(f"the metadata at {url} has no jwks_uri")
+        try:
+            _check_url(jwks_url)
+        except ValueError as error:
+            raise JwksUnavailableError(str(error)) from None
+        return jwks_url
+    raise JwksUnavailableError("the issuer publishes no metadata (RFC 8414 / OIDC)")
+
+
+def _fetch_json(
+    url: str, what: str, *, timeout: float, ssl_context: ssl.SSLContext | None
+) -> dict[str, Any]:
+    """GET the JSON object at ``url``, bounded in size (`MAX_JWKS_SIZE`) and time."""
     deadline = time.monotonic() + timeout
     opener = urllib.request.build_opener(
         urllib.request.HTTPSHandler(context=ssl_context), _CheckedRedirects()
@@ -170,29 +212,29 @@ def fetch_jwks(
         with opener.open(request, timeout=timeout) as response:
             length = response.headers.get("content-length")
             if length is not None and length.isdigit() and int(length) > MAX_JWKS_SIZE:
-                raise JwksUnavailableError("the key set is too large")
-            body = _read_bounded(response, deadline)
+                raise JwksUnavailableError(f"{what} is too large")
+            body = _read_bounded(response, deadline, what)
         document = json.loads(body)
     except (OSError, http.client.HTTPException, ValueError) as error:
         # (urllib's errors and timeouts are OSErrors, a bad JSON body a ValueError)
         if isinstance(error, urllib.error.HTTPError):
             error.close()  # (it holds the response open)
-        raise JwksUnavailableError(f"the key set could not be fetched: {error}") from error
-    if not isinstance(document, dict) or not isinstance(document.get("keys"), list):
-        raise JwksUnavailableError("the key set is not a JWK Set (RFC 7517 §5)")
+        raise JwksUnavailableError(f"{what} could not be fetched: {error}") from error
+    if not isinstance(document, dict):
+        raise JwksUnavailableError(f"{what} is not a JSON object")
     return document
 
 
-def _read_bounded(response: http.client.HTTPResponse, deadline: float) -> bytes:
+def _read_bounded(response: http.client.HTTPResponse, deadline: float, what: str) -> bytes:
     """The body, read one socket read at a time within the size cap and the deadline."""
     chunks: list[bytes] = []
     size = 0
     while chunk := response.read1(_READ_SIZE):
         size += len(chunk)
         if size > MAX_JWKS_SIZE:
-            raise JwksUnavailableError("the key set is too large")
+            raise JwksUnavailableError(f"{what} is too large")
         if time.monotonic() > deadline:
-            raise JwksUnavailableError("the key set took too long to arrive")
+            raise JwksUnavailableError(f"{what} took too long to arrive")
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -282,8 +324,12 @@ class JwtVerifier:
 
     Args:
         jwks_url: The issuer's key set (its metadata's ``jwks_uri``): ``https://``, or
-            ``http://`` to a loopback host.
-        issuer: The ``iss`` tokens must carry (the authorization server's issuer URL).
+            ``http://`` to a loopback host. None (the default): read from the issuer's
+            metadata (`discover_jwks_url`) at the first fetch, and again at each
+            fetch until found.
+        issuer: The ``iss`` tokens must carry (the authorization server's issuer URL;
+            ``https://``, or ``http://`` to a loopback host, when the key set is
+            discovered from it).
         audience: This resource's canonical URL (``https://host/mcp``), which ``aud``
             must hold; or several (tokens holding any one are accepted).
         algorithms: The JWS algorithms accepted, asymmetric ones only (`KEY_TYPES`).
@@ -302,7 +348,7 @@ class JwtVerifier:
     def __init__(
         self,
         *,
-        jwks_url: str,
+        jwks_url: str | None = None,
         issuer: str,
         audience: str | Sequence[str],
         algorithms: Iterable[str] = DEFAULT_ALGORITHMS,
@@ -313,7 +359,7 @@ class JwtVerifier:
         ssl_context: ssl.SSLContext | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        _check_url(jwks_url)
+        _check_url(issuer if jwks_url is None else jwks_url)
         self.algorithms = frozenset(algorithms)
         unsafe = sorted(self.algorithms - KEY_TYPES.keys())
         if unsafe or not self.algorithms:
@@ -321,15 +367,23 @@ class JwtVerifier:
         self.audience = [audience] if isinstance(audience, str) else list(audience)
         if not self.audience:
             raise ValueError("tokens must be checked for this resource's audience")
+        #: The key set's URL: None until discovered, when not given.
         self.jwks_url = jwks_url
         self.issuer = issuer
         self.leeway = leeway
 
         def fetch() -> Mapping[str, Any]:
+            # (in a worker thread, under the key cache's lock: one fetch at a time)
+            url = self.jwks_url
             try:
-                return fetch_jwks(jwks_url, timeout=fetch_timeout, ssl_context=ssl_context)
+                if url is None:
+                    url = issuer
+                    url = self.jwks_url = discover_jwks_url(
+                        issuer, timeout=fetch_timeout, ssl_context=ssl_context
+                    )
+                return fetch_jwks(url, timeout=fetch_timeout, ssl_context=ssl_context)
             except JwksUnavailableError as error:
-                _log.warning("JWKS %s: %s (the keys known are kept)", jwks_url, error)
+                _log.warning("JWKS %s: %s (the keys known are kept)", url, error)
                 raise
 
         self._keys = _KeyCache(fetch, ttl=cache_ttl, refetch_interval=refetch_interval, clock=clock)
