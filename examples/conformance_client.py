@@ -13,6 +13,10 @@ The ``auth/*`` scenarios connect with `transports.OAuth`: the suite's authorizat
 server answers the authorization URL with a redirect at once (no user to sign in), so
 ``on_redirect`` fetches it and returns its ``Location`` (CONFORMANCE.md §2); the
 context's client id, secret or private key, when given, are the pre-registered client's.
+DPoP (``auth/dpop``, ``auth/dpop-nonce``) needs nothing: `OAuth` uses it where the
+authorization server advertises it. ``auth/wif-jwt-bearer`` presents the context's
+``valid_jwt`` (the JWT-bearer grant); ``auth/enterprise-managed-authorization`` exchanges
+the context's ``idp_id_token`` at its identity provider first.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 import trio
 
+from mcpcore.auth import IdentityProvider
 from mcpcore.client import ClientCallbacks, ConnectMode
 from mcpcore.types import (
     UNSET,
@@ -202,6 +207,8 @@ async def authorized(client: HttpClient, context: Mapping[str, Any]) -> None:
 
 def oauth_for(name: str, context: Mapping[str, Any]) -> OAuth:
     """The `OAuth` of an ``auth/*`` scenario: its context's client, if it gives one."""
+    if "valid_jwt" in context or "idp_id_token" in context:
+        return _jwt_bearer_oauth(context)
     key = context.get("private_key_pem")
     return OAuth(
         on_redirect=follow_redirect,
@@ -217,6 +224,23 @@ def oauth_for(name: str, context: Mapping[str, Any]) -> OAuth:
             if name.startswith("auth/client-credentials")
             else "authorization_code"
         ),
+    )
+
+
+def _jwt_bearer_oauth(context: Mapping[str, Any]) -> OAuth:
+    """Workload identity (the context's ``valid_jwt``) or enterprise-managed authorization."""
+    idp = None
+    if "idp_id_token" in context:
+        idp = IdentityProvider(
+            token_endpoint=context["idp_token_endpoint"], client_id=context["idp_client_id"]
+        )
+    jwt = context.get("valid_jwt") or context["idp_id_token"]
+    return OAuth(
+        grant_type="jwt_bearer",
+        assertion=lambda: jwt,
+        identity_provider=idp,
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
     )
 
 

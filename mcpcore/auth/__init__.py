@@ -1,7 +1,8 @@
 """OAuth 2.1 for MCP clients, sans-IO: the flow a client runs when a server answers 401.
 
 `authorize` is a generator yielding what it needs done (`Fetch` an URL, `Redirect` the
-user, `SignAssertion` with the client's key) and sent the answers; it returns a `Grant`.
+user, `SignAssertion` with the client's key, `SignProof` for DPoP, `ObtainAssertion` for
+the JWT-bearer grant) and sent the answers; it returns a `Grant`.
 No IO, clock or randomness here: `FlowInputs` carries the PKCE verifier, the ``state``
 and the time. `transports.OAuth` drives it for `transports.open_http_client`.
 
@@ -25,6 +26,13 @@ from mcpcore.auth._discovery import (
     prm_urls,
     resource_allowed,
 )
+from mcpcore.auth._dpop import (
+    DPOP_ALGORITHM,
+    MAX_NONCE_RETRIES,
+    SignProof,
+    access_token_hash,
+    proof_target,
+)
 from mcpcore.auth._flow import (
     ASSERTION_LIFETIME,
     ClientConfig,
@@ -38,6 +46,7 @@ from mcpcore.auth._flow import (
     code_challenge,
     refresh,
 )
+from mcpcore.auth._grants import JWT_BEARER_GRANT, IdentityProvider, ObtainAssertion
 from mcpcore.auth._messages import (
     MAX_METADATA_SIZE,
     Fetch,
@@ -49,9 +58,12 @@ from mcpcore.auth._messages import (
 
 __all__ = [
     "ASSERTION_LIFETIME",
+    "DPOP_ALGORITHM",
+    "JWT_BEARER_GRANT",
     "LOOPBACK_HOSTS",
     "MAX_CHALLENGE_SIZE",
     "MAX_METADATA_SIZE",
+    "MAX_NONCE_RETRIES",
     "Challenge",
     "ClientConfig",
     "ClientInfo",
@@ -60,16 +72,21 @@ __all__ = [
     "FlowInputs",
     "Grant",
     "GrantType",
+    "IdentityProvider",
     "OAuthError",
+    "ObtainAssertion",
     "Redirect",
     "Request",
     "SignAssertion",
+    "SignProof",
     "Tokens",
+    "access_token_hash",
     "as_metadata_urls",
     "authorize",
     "code_challenge",
     "parse_challenge",
     "prm_urls",
+    "proof_target",
     "refresh",
     "resource_allowed",
 ]

@@ -22,6 +22,7 @@ __all__ = [
     "canonical_resource",
     "check_endpoint",
     "decode_object",
+    "error_code",
     "parse_challenge",
     "prm_urls",
     "resource_allowed",
@@ -45,7 +46,10 @@ _OIDC_WELL_KNOWN: Final = "/.well-known/openid-configuration"
 
 @dataclass(frozen=True, slots=True)
 class Challenge:
-    """A ``Bearer`` challenge of ``WWW-Authenticate`` (RFC 6750 §3, RFC 9728 §5.1).
+    """A ``Bearer`` or ``DPoP`` challenge of ``WWW-Authenticate``.
+
+    RFC 6750 §3 and RFC 9728 §5.1; RFC 9449 §7.1 gives ``DPoP`` the same parameters, and
+    ``use_dpop_nonce`` for an ``error``.
 
     Attributes:
         resource_metadata: The protected-resource metadata URL, if given.
@@ -59,11 +63,11 @@ class Challenge:
 
 
 def parse_challenge(header: str | None) -> Challenge:
-    """The ``Bearer`` challenge's parameters (an empty `Challenge` when there are none)."""
+    """The first ``Bearer`` or ``DPoP`` challenge's parameters (empty when there is none)."""
     if not header:
         return Challenge()
     header = header[:MAX_CHALLENGE_SIZE]
-    found = re.search(r"(?:^|,)\s*bearer(?:\s+|$)", header, re.I)
+    found = re.search(r"(?:^|,)\s*(?:bearer|dpop)(?:\s+|$)", header, re.I)
     if found is None:
         return Challenge()
     params: dict[str, str] = {}
@@ -166,3 +170,15 @@ def decode_object(body: bytes, what: str) -> Mapping[str, Any]:
     if not isinstance(value, dict):
         raise OAuthError(f"the {what} is not a JSON object")
     return value
+
+
+def error_code(body: bytes) -> str:
+    """``": <error>"`` of an RFC 6749 §5.2 error response, else ``""``.
+
+    The code is an ASCII token the server chose to publish (cut at 80 characters).
+    """
+    try:
+        found = decode_object(body, "error response").get("error")
+    except OAuthError:
+        return ""
+    return f": {found[:80]}" if isinstance(found, str) else ""

@@ -18,7 +18,11 @@ The steps, as 2025-11-25 basic/authorization orders them (2026-07-28 keeps them)
    advertises ``client_id_metadata_document_supported``, else dynamic registration
    (RFC 7591) — each bound to its issuer, never reused at another (SEP-2352).
 4. The grant: authorization code with PKCE S256 and ``resource`` (RFC 8707), the
-   redirect's ``state`` and ``iss`` checked (RFC 9207); or ``client_credentials``.
+   redirect's ``state`` and ``iss`` checked (RFC 9207); or ``client_credentials``; or
+   the JWT-bearer grant of workload identity and enterprise-managed authorization
+   (`_grants`).
+5. The token request, with a DPoP proof where the authorization server advertises DPoP
+   (`_dpop`; one retry with its nonce when it asks for one).
 """
 
 from __future__ import annotations
@@ -38,8 +42,16 @@ from mcpcore.auth._discovery import (
     canonical_resource,
     check_endpoint,
     decode_object,
+    error_code,
     prm_urls,
     resource_allowed,
+)
+from mcpcore.auth._dpop import MAX_NONCE_RETRIES, SignProof, nonce_challenge, use_dpop
+from mcpcore.auth._grants import (
+    JWT_BEARER_GRANT,
+    IdentityProvider,
+    ObtainAssertion,
+    jwt_bearer_form,
 )
 from mcpcore.auth._messages import Fetch, Fetched, OAuthError, Redirect, SignAssertion
 
@@ -57,9 +69,9 @@ __all__ = [
     "refresh",
 ]
 
-GrantType: TypeAlias = Literal["authorization_code", "client_credentials"]
+GrantType: TypeAlias = Literal["authorization_code", "client_credentials", "jwt_bearer"]
 #: What the flow yields, and what it is sent back.
-Request: TypeAlias = Fetch | Redirect | SignAssertion
+Request: TypeAlias = Fetch | Redirect | SignAssertion | SignProof | ObtainAssertion
 Answer: TypeAlias = Fetched | str
 Flow: TypeAlias = Generator[Request, Answer, Any]
 
@@ -76,6 +88,11 @@ _DCR_METHODS: Final = ("none", "client_secret_basic", "client_secret_post")
 _SECRET_METHODS: Final = ("client_secret_basic", "client_secret_post")
 # "If omitted, the default is client_secret_basic" (RFC 8414 §2).
 _DEFAULT_AUTH_METHODS: Final = ("client_secret_basic",)
+# The grant_types value a registration names for each grant (RFC 7591 §2).
+_GRANT_NAMES: Final = {"jwt_bearer": JWT_BEARER_GRANT}
+# token_type values (RFC 6749 §7.1; RFC 9449 §5: "DPoP" for a DPoP-bound token).
+_BEARER: Final = "Bearer"
+_DPOP: Final = "DPoP"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -85,7 +102,9 @@ class ClientConfig:
     Attributes:
         redirect_uri: Where the authorization server sends the user back.
         client_name: Shown to the user at registration and consent.
-        grant_type: ``authorization_code`` (a user) or ``client_credentials`` (a machine).
+        grant_type: ``authorization_code`` (a user), ``client_credentials`` (a machine
+            with a secret or a key), or ``jwt_bearer`` (RFC 7523: a workload's JWT, or
+            with ``identity_provider`` an ID-JAG, asked for with `ObtainAssertion`).
         client_id: A pre-registered client id (used with every authorization server).
         client_secret: Its secret, if it has one.
         client_metadata_url: An HTTPS URL of our Client ID Metadata Document.
@@ -94,6 +113,10 @@ class ClientConfig:
             asked for with `SignAssertion`.
         scope: Scopes to ask for, overriding the spec's selection.
         want_refresh_token: Ask for refresh tokens (``offline_access`` when supported).
+        dpop: Ask for DPoP-bound tokens (RFC 9449): None when the authorization server
+            advertises ES256 for DPoP, else always (True) or never (False).
+        identity_provider: With ``jwt_bearer``: exchange the user's ID token there for
+            the assertion (SEP-990, enterprise-managed authorization).
     """
 
     redirect_uri: str = "http://127.0.0.1/callback"
@@ -106,6 +129,8 @@ class ClientConfig:
     signing_algorithm: str | None = None
     scope: str | None = None
     want_refresh_token: bool = True
+    dpop: bool | None = None
+    identity_provider: IdentityProvider | None = None
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -130,13 +155,15 @@ class Tokens:
     """What a token endpoint gave, and what is needed to refresh it.
 
     Attributes:
-        access_token: The bearer token (never shown).
+        access_token: The access token (never shown).
         refresh_token: The refresh token, if any (never shown).
         expires_at: When the access token expires (the `FlowInputs.now` clock), if known.
         scope: The scopes granted (or, when the server did not say, requested).
         issuer: The authorization server that issued them.
         token_endpoint: Where to refresh them.
         resource: The ``resource`` they were requested for.
+        token_type: ``Bearer``, or ``DPoP`` for a token bound to our DPoP key (sent with
+            a proof, RFC 9449 §7).
     """
 
     access_token: str = field(repr=False)
@@ -146,6 +173,7 @@ class Tokens:
     issuer: str = ""
     token_endpoint: str = ""
     resource: str = ""
+    token_type: str = _BEARER
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -230,14 +258,12 @@ def authorize(
         if tokens is not None:
             return Grant(tokens=tokens, client=client)
     scope = _select_scope(server, challenge, config, previous)
-    if config.grant_type == "client_credentials":
-        form = {"grant_type": "client_credentials"}
-    else:
-        form = yield from _authorization_code(server, client, config, inputs, scope)
+    form = yield from _grant_form(server, client, config, inputs, scope)
     form["resource"] = server.resource
     if scope:
         form["scope"] = scope
-    tokens = yield from _token_request(server.token_endpoint, form, client, inputs)
+    dpop = use_dpop(server.metadata, config.dpop)
+    tokens = yield from _token_request(server.token_endpoint, form, client, inputs, dpop=dpop)
     return Grant(tokens=_bind(tokens, server, scope), client=client)
 
 
@@ -387,7 +413,7 @@ def _register(server: _Server, config: ClientConfig, supported: tuple[str, ...])
     method = config.token_endpoint_auth_method or next(
         (m for m in _DCR_METHODS if m in supported), "none"
     )
-    grant_types: list[str] = [config.grant_type]
+    grant_types: list[str] = [_GRANT_NAMES.get(config.grant_type, config.grant_type)]
     if config.want_refresh_token and config.grant_type == "authorization_code":
         grant_types.append("refresh_token")  # (SEP-2207: say we will refresh)
     request = {
@@ -422,6 +448,24 @@ def _register(server: _Server, config: ClientConfig, supported: tuple[str, ...])
 
 
 # -- the grant ------------------------------------------------------------------------
+
+
+def _grant_form(
+    server: _Server,
+    client: ClientInfo,
+    config: ClientConfig,
+    inputs: FlowInputs,
+    scope: str | None,
+) -> Generator[Request, Answer, dict[str, str]]:
+    if config.grant_type == "client_credentials":
+        return {"grant_type": "client_credentials"}
+    if config.grant_type == "jwt_bearer":
+        return (
+            yield from jwt_bearer_form(
+                server.issuer, server.resource, scope, config.identity_provider
+            )
+        )
+    return (yield from _authorization_code(server, client, config, inputs, scope))
 
 
 def _select_scope(
@@ -512,8 +556,29 @@ def _check_redirect(redirected: str, server: _Server, inputs: FlowInputs) -> str
 
 
 def _token_request(
-    endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs
+    endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs, *, dpop: bool
 ) -> Flow:
+    headers, form = yield from _client_authentication(endpoint, form, client, inputs)
+    body = urlencode(form).encode("ascii")
+    nonce: str | None = None
+    for _ in range(1 + (MAX_NONCE_RETRIES if dpop else 0)):
+        sent = headers
+        if dpop:
+            # RFC 9449 §5: one proof in one DPoP header, for this POST to this endpoint.
+            proof = yield SignProof(method="POST", url=endpoint, nonce=nonce)
+            if not isinstance(proof, str):
+                raise TypeError("a SignProof is answered with the signed JWT")
+            sent = {**headers, "DPoP": proof}
+        answer = yield Fetch(method="POST", url=endpoint, headers=sent, body=body)
+        nonce = nonce_challenge(answer) if dpop and isinstance(answer, Fetched) else None
+        if nonce is None:
+            break
+    return _read_tokens(answer, inputs, dpop=dpop)
+
+
+def _client_authentication(
+    endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs
+) -> Generator[Request, Answer, tuple[dict[str, str], dict[str, str]]]:
     headers = dict(_FORM)
     method = client.auth_method
     if method == "client_secret_basic" and client.client_secret is not None:
@@ -529,10 +594,7 @@ def _token_request(
         form = {**form, "client_assertion_type": _JWT_BEARER, "client_assertion": assertion}
     else:
         form = {**form, "client_id": client.client_id}
-    answer = yield Fetch(
-        method="POST", url=endpoint, headers=headers, body=urlencode(form).encode("ascii")
-    )
-    return _read_tokens(answer, inputs)
+    return headers, form
 
 
 def _assertion_claims(client: ClientInfo, endpoint: str, inputs: FlowInputs) -> dict[str, object]:
@@ -549,17 +611,23 @@ def _assertion_claims(client: ClientInfo, endpoint: str, inputs: FlowInputs) -> 
     }
 
 
-def _read_tokens(answer: Answer, inputs: FlowInputs) -> Tokens:
+def _read_tokens(answer: Answer, inputs: FlowInputs, *, dpop: bool) -> Tokens:
     status = _status(answer)
     if status != 200:
-        error = _error_code(_body(answer))
+        error = error_code(_body(answer))
         raise OAuthError(f"the token request was refused (HTTP {status}{error})")
     body = decode_object(_body(answer), "token response")
     access, kind = body.get("access_token"), body.get("token_type")
     if not isinstance(access, str) or not access or not isinstance(kind, str):
         raise OAuthError("the token response lacks access_token or token_type")
-    if kind.lower() != "bearer":
-        raise OAuthError(f"the token type {kind[:40]!r} is not supported (only Bearer)")
+    # A DPoP-bound token only where we sent a proof; an authorization server that
+    # advertises DPoP may still issue a Bearer token (RFC 9449 §5).
+    if kind.lower() == "dpop" and dpop:
+        token_type = _DPOP
+    elif kind.lower() == "bearer":
+        token_type = _BEARER
+    else:
+        raise OAuthError(f"the token type {kind[:40]!r} is not supported")
     expires_in, refresh_token = body.get("expires_in"), body.get("refresh_token")
     scope = body.get("scope")
     return Tokens(
@@ -567,6 +635,7 @@ def _read_tokens(answer: Answer, inputs: FlowInputs) -> Tokens:
         refresh_token=refresh_token if isinstance(refresh_token, str) else None,
         expires_at=inputs.now + expires_in if isinstance(expires_in, int | float) else None,
         scope=scope if isinstance(scope, str) else None,
+        token_type=token_type,
     )
 
 
@@ -589,7 +658,9 @@ def _refresh(tokens: Tokens, client: ClientInfo, inputs: FlowInputs) -> Flow:
         "resource": tokens.resource,
     }
     try:
-        fresh = yield from _token_request(tokens.token_endpoint, form, client, inputs)
+        fresh = yield from _token_request(
+            tokens.token_endpoint, form, client, inputs, dpop=tokens.token_type == _DPOP
+        )
     except OAuthError:
         return None  # (an expired or revoked refresh token: authorize anew)
     return replace(
@@ -620,12 +691,3 @@ def _body(answer: Answer) -> bytes:
 
 def _strings(value: object) -> tuple[str, ...]:
     return tuple(v for v in value if isinstance(v, str)) if isinstance(value, list) else ()
-
-
-def _error_code(body: bytes) -> str:
-    # RFC 6749 §5.2's "error" code is an ASCII token the server chose to publish.
-    try:
-        found = decode_object(body, "error response").get("error")
-    except OAuthError:
-        return ""
-    return f": {found[:80]}" if isinstance(found, str) else ""

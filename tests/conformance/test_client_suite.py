@@ -9,9 +9,11 @@ no WARNING, the client exited 0) with at least the checks the bar requires: a โ
 checks proves nothing (ยง2.5). The negative ``auth/*`` scenarios (a mismatched resource,
 issuer or ``iss``) pass when the client refuses to go on, which the suite checks.
 
-Not run: the optional extensions this client does not implement, DPoP (``auth/dpop``,
-``auth/dpop-nonce``), enterprise-managed authorization (SEP-990) and workload identity
-(``auth/wif-jwt-bearer``).
+The 0.2.0-alpha authorization extensions run too, without a revision (the suite skips
+extension scenarios at one): DPoP (``auth/dpop``, ``auth/dpop-nonce``: proofs at the
+token endpoint and on every MCP request, and both servers' nonces), enterprise-managed
+authorization (SEP-990: token exchange at the identity provider, then the JWT-bearer
+grant) and workload identity (``auth/wif-jwt-bearer``).
 
 The scenarios run four at a time, each against its own mock server; ``sse-retry``
 measures the delay before the client's reconnection, so it runs on its own, after the
@@ -95,6 +97,13 @@ _AUTH_UNVERSIONED: Final = {
     "auth/client-credentials-jwt": 8,
     "auth/client-credentials-basic": 8,
 }
+# The authorization extensions of 0.2.0-alpha (not in 0.1.16): no --spec-version either.
+_AUTH_EXTENSIONS: Final = {
+    "auth/dpop": 12,
+    "auth/dpop-nonce": 14,
+    "auth/wif-jwt-bearer": 8,
+    "auth/enterprise-managed-authorization": 9,
+}
 # What 0.1.16 has of them, and its counts (fewer checks than alpha's in places).
 _AUTH_STABLE: Final = {
     "auth/metadata-default": 13,
@@ -122,6 +131,7 @@ _AUTH_RUNS: Final[list[tuple[Release, str | None, dict[str, int]]]] = [
     ("alpha", "2026-07-28", _AUTH_R25),
     ("alpha", "2026-07-28", _AUTH_R26),
     ("alpha", None, _AUTH_UNVERSIONED),
+    ("alpha", None, _AUTH_EXTENSIONS),
 ]
 for _release, _version, _counts in _AUTH_RUNS:
     for _name, _count in _counts.items():

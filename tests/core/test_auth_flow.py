@@ -86,6 +86,7 @@ class Servers:
             return f"{query['redirect_uri'][0]}?{urlencode(back)}"
         if isinstance(request, SignAssertion):
             return "signed." + ".".join(sorted(request.claims))
+        assert isinstance(request, Fetch)  # (the plain flow asks for nothing else)
         if request.url.endswith("/token"):
             return Fetched(status=self.token_status, body=json.dumps(self.token).encode())
         if request.url.endswith("/register"):

@@ -7,22 +7,25 @@ that is asked again when the server answers 401: a token that expired is replace
 the request is sent once more.
 
 Getting a token in the first place (OAuth 2.1 discovery, dynamic registration, the
-authorization code flow with PKCE) is `transports._http.client.oauth`'s: both are an
-`Authenticator`, what the `Sender` asks for the header and tells about a 401 or 403.
+authorization code flow with PKCE, DPoP proofs) is `transports._http.client.oauth`'s:
+both are an `Authenticator`, what the `Sender` asks for each request's headers and tells
+about a 401 or 403.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Final, Protocol, TypeAlias
 
 import trio
 
-__all__ = ["Authenticator", "BearerAuth", "HttpAuth"]
+__all__ = ["AuthHeaders", "Authenticator", "BearerAuth", "HttpAuth"]
 
 #: A bearer token, or a callable (sync or async) returning the current one.
 HttpAuth: TypeAlias = str | Callable[[], str | Awaitable[str]]
+#: The headers an `Authenticator` adds to one request (names lower-case).
+AuthHeaders: TypeAlias = Sequence[tuple[bytes, bytes]]
 
 _AUTHORIZATION: Final = b"authorization"
 
@@ -32,17 +35,23 @@ class Authenticator(Protocol):
 
     @property
     def generation(self) -> int:
-        """Changes each time the token does (to tell who refreshes after a 401)."""
+        """Changes each time the headers do (a token; a DPoP nonce): who acts on a 401."""
         ...
 
-    async def header(self) -> tuple[bytes, bytes] | None:
-        """The ``Authorization`` header, or None (none yet)."""
+    async def headers(self, method: bytes, target: bytes) -> AuthHeaders:
+        """The headers for a ``method`` request to ``target`` (none before any token).
+
+        ``Authorization``; with DPoP also the request's own ``DPoP`` proof.
+        """
         ...
 
-    async def challenged(self, status: int, challenge: str | None, seen: int, attempt: int) -> bool:
-        """The server answered ``status`` (401 or 403) to the token of generation ``seen``.
+    async def challenged(
+        self, status: int, challenge: str | None, seen: int, attempt: int, nonce: str | None
+    ) -> bool:
+        """The server answered ``status`` (401 or 403) to the headers of generation ``seen``.
 
-        Returns whether to send the request again (``attempt`` retries have been made).
+        ``challenge`` is its ``WWW-Authenticate``, ``nonce`` its ``DPoP-Nonce``. Returns
+        whether to send the request again (``attempt`` retries have been made).
         """
         ...
 
@@ -56,7 +65,7 @@ class BearerAuth:
 
     def __init__(self, source: HttpAuth) -> None:
         self._source = source
-        self._header: tuple[bytes, bytes] | None = None
+        self._header: tuple[tuple[bytes, bytes]] | None = None
         self._lock = trio.Lock()
         self._generation = 0
         if isinstance(source, str):
@@ -72,8 +81,8 @@ class BearerAuth:
         """Changes each time the token is fetched (to tell who refreshes after a 401)."""
         return self._generation
 
-    async def header(self) -> tuple[bytes, bytes]:
-        """The header, fetching the token the first time."""
+    async def headers(self, method: bytes, target: bytes) -> AuthHeaders:
+        """The ``Authorization`` header (any request), fetching the token the first time."""
         header = self._header
         if header is None:
             async with self._lock:
@@ -83,7 +92,9 @@ class BearerAuth:
             assert header is not None
         return header
 
-    async def challenged(self, status: int, challenge: str | None, seen: int, attempt: int) -> bool:
+    async def challenged(
+        self, status: int, challenge: str | None, seen: int, attempt: int, nonce: str | None
+    ) -> bool:
         """On the first 401: a new token from the callable, and the request once more."""
         if status != 401 or not self.refreshable or attempt > 0:
             return False
@@ -109,8 +120,8 @@ class BearerAuth:
         self._generation += 1
 
 
-def _header(token: str) -> tuple[bytes, bytes]:
+def _header(token: str) -> tuple[tuple[bytes, bytes]]:
     # A token is visible ASCII (RFC 6750 b64token): anything else can't be a header.
     if not token or not token.isascii() or not all("!" <= char <= "~" for char in token):
         raise ValueError("a bearer token must be visible ASCII without spaces")
-    return (_AUTHORIZATION, b"Bearer " + token.encode("ascii"))
+    return ((_AUTHORIZATION, b"Bearer " + token.encode("ascii")),)

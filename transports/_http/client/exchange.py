@@ -36,6 +36,7 @@ MAX_ERROR_BODY: Final = 64 * 1024
 
 _USER_AGENT: Final = b"mcpcore"
 _WWW_AUTHENTICATE: Final = b"www-authenticate"
+_DPOP_NONCE: Final = b"dpop-nonce"
 # The statuses an authenticator is told about: 401 (no or a bad token), 403 (scope).
 _CHALLENGES: Final = frozenset({401, 403})
 # Headers the transport sets itself: a user's value for them would break the protocol.
@@ -151,7 +152,7 @@ class Sender:
         pool: Where connections come from.
         url: The server's URL (for ``Host``).
         headers: The user's extra headers, sent on every request.
-        auth: The bearer token, if any.
+        auth: What authenticates each request (a bearer token, OAuth), if anything.
 
     Raises:
         ValueError: A header the transport sets itself is among ``headers``, or a
@@ -206,9 +207,9 @@ class Sender:
             return await self._exchange(method, target, all_headers, body)
         attempt = 0
         while True:
-            header = await auth.header()
-            generation = auth.generation  # (the token about to be sent)
-            sent = all_headers if header is None else [*all_headers, header]
+            extra = await auth.headers(method, target)
+            generation = auth.generation  # (the headers about to be sent)
+            sent = [*all_headers, *extra] if extra else all_headers
             response = await self._exchange(method, target, sent, body)
             response.reauthenticated = attempt > 0
             if response.status not in _CHALLENGES:
@@ -217,8 +218,15 @@ class Sender:
             # authenticator may get a (better) token; then the request goes again.
             challenge = response.header(_WWW_AUTHENTICATE)
             text = None if challenge is None else challenge.decode("latin-1")
+            nonce = response.header(_DPOP_NONCE)  # (RFC 9449 §9: a resource server's nonce)
             try:
-                again = await auth.challenged(response.status, text, generation, attempt)
+                again = await auth.challenged(
+                    response.status,
+                    text,
+                    generation,
+                    attempt,
+                    None if nonce is None else nonce.decode("latin-1"),
+                )
             except BaseException:
                 response.abandon()
                 raise

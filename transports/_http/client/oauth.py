@@ -3,8 +3,14 @@
 The decisions are `mcpcore.auth`'s (a sans-IO generator); this module does what it asks:
 fetches metadata and tokens (one short-lived connection per request, bounded bodies, no
 redirect followed), hands the authorization URL to the user's ``on_redirect`` callback,
-signs ``private_key_jwt`` assertions (PyJWT, the ``oauth`` extra), draws the PKCE
-verifier and ``state`` from `secrets` and reads the clock.
+asks the ``assertion`` callback for the JWT-bearer grant's JWT, signs ``private_key_jwt``
+assertions and DPoP proofs (PyJWT, the ``oauth`` extra), draws the PKCE verifier and
+``state`` from `secrets` and reads the clock.
+
+With a DPoP-bound token (RFC 9449; where the authorization server advertises DPoP)
+`OAuthSession` sends ``Authorization: DPoP <token>`` and a fresh proof with every
+request, and on a resource server's ``use_dpop_nonce`` 401 sends the request again with
+its nonce (the latest nonce is used from then on).
 
     oauth = OAuth(on_redirect=open_browser_and_wait_for_the_redirect)
     async with open_http_client(url, auth=oauth) as client: ...
@@ -20,7 +26,7 @@ import secrets
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from typing import Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Final, Protocol, TypeVar
 
 import trio
 
@@ -32,26 +38,35 @@ from mcpcore.auth import (
     Fetched,
     FlowInputs,
     GrantType,
+    IdentityProvider,
     OAuthError,
+    ObtainAssertion,
     Redirect,
     Request,
     SignAssertion,
+    SignProof,
     Tokens,
     authorize,
     parse_challenge,
     refresh,
 )
 from transports._client.errors import ConnectionClosedError
+from transports._http.client.auth import AuthHeaders
 from transports._http.client.exchange import BodyTooLargeError, Response
 from transports._net.client_connection import Headers
 from transports._net.pool import ConnectionPool
 from transports._net.url import HttpUrl, parse_url
 
+if TYPE_CHECKING:
+    from transports._http.client.dpop import DpopKey
+
 __all__ = [
     "EXPIRY_MARGIN",
     "FETCH_TIMEOUT",
     "MAX_AUTHORIZATIONS",
+    "MAX_CHALLENGE_RETRIES",
     "MAX_REMEMBERED_CLIENTS",
+    "AssertionSource",
     "InMemoryTokenStorage",
     "OAuth",
     "OAuthSession",
@@ -64,6 +79,11 @@ __all__ = [
 #: avoid infinite authorization loops" (2025-11-25 basic/authorization, Scope Challenge
 #: Handling); three lets a 401 and two step-ups through.
 MAX_AUTHORIZATIONS: Final = 3
+#: Retries one request may get in all: each authorization's new token may meet one
+#: ``use_dpop_nonce`` challenge ("the client ... retries the request with the supplied
+#: nonce", RFC 9449 §9) on top of the authorizations themselves; a server that keeps
+#: naming new nonces gets no more.
+MAX_CHALLENGE_RETRIES: Final = 2 * MAX_AUTHORIZATIONS
 #: Seconds each metadata, registration or token request may take (one round trip to a
 #: server that answers in milliseconds; generous for a slow identity provider).
 FETCH_TIMEOUT: Final = 30.0
@@ -78,11 +98,19 @@ EXPIRY_MARGIN: Final = 30.0
 _VERIFIER_BYTES: Final = 48
 _STATE_BYTES: Final = 24
 _AUTHORIZATION: Final = b"authorization"
+_DPOP: Final = b"dpop"
+_DPOP_TOKEN: Final = "DPoP"  # (Tokens.token_type of a DPoP-bound token)
+_USE_DPOP_NONCE: Final = "use_dpop_nonce"
+_NO_HEADERS: Final[AuthHeaders] = ()
 _T = TypeVar("_T")
 
 #: Given the authorization URL, show it to the user (a browser) and return the URL the
 #: authorization server redirected back to (with ``code``, ``state`` and ``iss``).
 RedirectHandler = Callable[[str], str | Awaitable[str]]
+#: Returns a JWT (sync or async): a workload identity token for the JWT-bearer grant, or
+#: with an `IdentityProvider` the user's ID token there. Asked anew for every grant, so
+#: a short-lived token can be fetched fresh.
+AssertionSource = Callable[[], str | Awaitable[str]]
 
 
 class TokenStorage(Protocol):
@@ -143,6 +171,10 @@ class OAuth:
     (`MAX_AUTHORIZATIONS` per request); expired tokens are refreshed when a refresh
     token allows.
 
+    Where the authorization server advertises DPoP with ES256, tokens are DPoP-bound
+    (RFC 9449) to a key pair this `OAuth` generates (one per instance, never stored):
+    a token kept in ``storage`` by another instance is refused and authorized anew.
+
     The flow runs inside the request that met the 401, so the user's sign-in must end
     within that request's timeout (``timeout=`` of `open_http_client`, 60 s by default;
     the first request is the connection's own): raise it for slow sign-ins.
@@ -161,8 +193,17 @@ class OAuth:
         private_key: A PEM private key: authenticate with ``private_key_jwt``
             (needs the ``oauth`` extra).
         signing_algorithm: The key's JWS algorithm (``ES256``, ``RS256``...).
-        grant_type: ``authorization_code`` (a user signs in) or ``client_credentials``
-            (the client acts for itself, with a secret or a key).
+        grant_type: ``authorization_code`` (a user signs in), ``client_credentials``
+            (the client acts for itself, with a secret or a key), or ``jwt_bearer``
+            (RFC 7523: the JWT ``assertion`` returns is the grant).
+        assertion: For ``jwt_bearer`` (sync or async): returns the workload's identity
+            JWT (workload identity federation, SEP-1933), or with ``identity_provider``
+            the user's ID token there.
+        identity_provider: Enterprise-managed authorization (SEP-990): the ID token is
+            exchanged at this `IdentityProvider` (RFC 8693) for an ID-JAG, the
+            assertion of the ``jwt_bearer`` grant.
+        dpop: DPoP-bound tokens: None (the default) where the authorization server
+            advertises them, True always, False never (needs the ``oauth`` extra).
         scope: The scopes to ask for (else: the challenge's, else the resource's).
         want_refresh_token: Ask for refresh tokens (``offline_access`` when listed).
         storage: Where tokens and registrations are kept (`InMemoryTokenStorage`).
@@ -183,15 +224,22 @@ class OAuth:
         private_key: str | None = None,
         signing_algorithm: str = "ES256",
         grant_type: GrantType = "authorization_code",
+        assertion: AssertionSource | None = None,
+        identity_provider: IdentityProvider | None = None,
+        dpop: bool | None = None,
         scope: str | None = None,
         want_refresh_token: bool = True,
         storage: TokenStorage | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        if grant_type == "authorization_code" and on_redirect is None:
-            raise ValueError("the authorization_code grant needs on_redirect")
-        if grant_type == "client_credentials" and client_id is None:
-            raise ValueError("the client_credentials grant needs a client_id")
+        needs = {
+            "authorization_code": ("on_redirect", on_redirect),
+            "client_credentials": ("a client_id", client_id),
+            "jwt_bearer": ("an assertion", assertion),
+        }
+        what, given = needs[grant_type]
+        if given is None:
+            raise ValueError(f"the {grant_type} grant needs {what}")
         self.config = ClientConfig(
             redirect_uri=redirect_uri,
             client_name=client_name,
@@ -203,9 +251,13 @@ class OAuth:
             signing_algorithm=signing_algorithm if private_key is not None else None,
             scope=scope,
             want_refresh_token=want_refresh_token,
+            dpop=dpop,
+            identity_provider=identity_provider,
         )
         self.storage: TokenStorage = storage if storage is not None else InMemoryTokenStorage()
         self._on_redirect = on_redirect
+        self._assertion = assertion
+        self._dpop_key: DpopKey | None = None
         self._private_key = private_key
         self._ssl_context = ssl_context
 
@@ -217,12 +269,37 @@ class OAuth:
         return OAuthSession(self, parse_url(server_url))
 
     async def run(self, request: Request) -> Fetched | str:
-        """Do what the flow asked (a fetch, the user's redirect, a signature)."""
+        """Do what the flow asked (a fetch, the user's redirect, a JWT, a signature)."""
         if isinstance(request, Fetch):
             return await self._fetch(request)
         if isinstance(request, Redirect):
             return await self._redirect(request.url)
+        if isinstance(request, ObtainAssertion):
+            return await self._obtain_assertion()
+        if isinstance(request, SignProof):
+            return self.sign_proof(request)
         return self._sign(request)
+
+    def sign_proof(self, request: SignProof) -> str:
+        """A DPoP proof of ``request``, signed with this instance's key."""
+        key = self._dpop_key
+        if key is None:
+            # Imported here: PyJWT and cryptography are the oauth extra's.
+            from transports._http.client.dpop import DpopKey
+
+            key = self._dpop_key = DpopKey()
+        return key.sign(request)
+
+    async def _obtain_assertion(self) -> str:
+        source = self._assertion
+        if source is None:
+            raise OAuthError("the jwt_bearer grant needs assertion=")
+        answer = source()
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if not isinstance(answer, str):
+            raise TypeError("assertion must return the JWT (a str)")
+        return answer
 
     async def _redirect(self, url: str) -> str:
         handler = self._on_redirect
@@ -285,7 +362,7 @@ async def _round_trip(pool: ConnectionPool, url: HttpUrl, request: Fetch) -> Fet
 
 
 class OAuthSession:
-    """`OAuth` bound to one server: the ``Authorization`` header, and what a 401 does.
+    """`OAuth` bound to one server: each request's headers, and what a 401 does.
 
     Args:
         oauth: The settings, storage and callbacks.
@@ -297,35 +374,59 @@ class OAuthSession:
         self._url = url
         self._lock = trio.Lock()
         self._tokens: Tokens | None = None
+        self._headers: AuthHeaders = _NO_HEADERS  # (a Bearer token's, built once)
+        self._nonce: str | None = None  # the resource server's latest DPoP-Nonce
         self._loaded = False
         self._generation = 0
+        # htu of each proof: this origin and the request's path (RFC 9449 §4.2).
+        self._origin = f"{url.scheme}://{url.authority}"
 
     @property
     def generation(self) -> int:
-        """Changes each time a new token is obtained."""
+        """Changes each time a new token, or a new DPoP nonce, is obtained."""
         return self._generation
 
-    async def header(self) -> tuple[bytes, bytes] | None:
-        """The ``Authorization`` header (None before any authorization)."""
+    async def headers(self, method: bytes, target: bytes) -> AuthHeaders:
+        """``Authorization`` (and a fresh ``DPoP`` proof), none before any authorization."""
         if not self._loaded or self._expiring():
             async with self._lock:
                 if not self._loaded:
-                    self._tokens = await self._oauth.storage.get_tokens()
+                    self._set(await self._oauth.storage.get_tokens())
                     self._loaded = True
                 if self._expiring():
                     await self._refresh()
         tokens = self._tokens
-        if tokens is None:
-            return None
-        return (_AUTHORIZATION, b"Bearer " + tokens.access_token.encode("latin-1"))
+        if tokens is None or tokens.token_type != _DPOP_TOKEN:
+            return self._headers
+        # RFC 9449 §7.1: "Authorization: DPoP <token>" and a proof of this very request,
+        # with the token's hash (ath) and the server's nonce.
+        token = tokens.access_token
+        proof = self._oauth.sign_proof(
+            SignProof(
+                method=method.decode("ascii"),
+                url=self._origin + target.decode("ascii"),
+                nonce=self._nonce,
+                access_token=token,
+            )
+        )
+        return ((_AUTHORIZATION, b"DPoP " + token.encode("latin-1")), (_DPOP, proof.encode()))
 
-    async def challenged(self, status: int, challenge: str | None, seen: int, attempt: int) -> bool:
+    async def challenged(
+        self, status: int, challenge: str | None, seen: int, attempt: int, nonce: str | None
+    ) -> bool:
         """A 401 or 403 came back: authorize, and say whether to send the request again.
+
+        ``nonce`` is the response's ``DPoP-Nonce``: kept for the next proofs, and a
+        ``use_dpop_nonce`` 401 sends the request again with it.
 
         Raises:
             OAuthError: The authorization failed.
         """
         parsed = parse_challenge(challenge)
+        if nonce and self._tokens is not None and self._tokens.token_type == _DPOP_TOKEN:
+            if status == 401 and parsed.error == _USE_DPOP_NONCE:
+                return self._renonce(nonce, seen, attempt)
+            self._nonce = nonce
         if attempt >= MAX_AUTHORIZATIONS:
             return False
         # "insufficient_scope → 403": step up; any other 403 is not ours to fix.
@@ -347,6 +448,25 @@ class OAuthSession:
             await oauth.storage.set_client(grant.client)
             await self._keep(grant.tokens)
         return True
+
+    def _renonce(self, nonce: str, seen: int, attempt: int) -> bool:
+        if attempt >= MAX_CHALLENGE_RETRIES:
+            return False
+        if self._generation != seen:
+            return True  # (a new token or nonce since this request was sent)
+        if nonce == self._nonce:
+            return False  # (it refused a proof with its own nonce: retrying won't help)
+        self._nonce = nonce
+        self._generation += 1
+        return True
+
+    def _set(self, tokens: Tokens | None) -> None:
+        self._tokens = tokens
+        if tokens is None or tokens.token_type == _DPOP_TOKEN:
+            self._headers = _NO_HEADERS
+        else:
+            bearer = b"Bearer " + tokens.access_token.encode("latin-1")
+            self._headers = ((_AUTHORIZATION, bearer),)
 
     def _expiring(self) -> bool:
         tokens = self._tokens
@@ -370,7 +490,7 @@ class OAuthSession:
         await self._keep(fresh)
 
     async def _keep(self, tokens: Tokens) -> None:
-        self._tokens = tokens
+        self._set(tokens)
         self._generation += 1
         await self._oauth.storage.set_tokens(tokens)
 
