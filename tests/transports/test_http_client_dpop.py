@@ -130,3 +130,15 @@ async def test_bearer_tokens_get_one_header_and_no_proof() -> None:
     first = await session.headers(b"POST", b"/mcp")
     assert list(first) == [(b"authorization", b"Bearer the-token")]
     assert await session.headers(b"GET", b"/mcp") is first  # (built once)
+
+
+@trio_test
+async def test_a_nonce_given_with_any_answer_is_used_from_then_on() -> None:
+    session = await dpop_session()
+    before = session.generation
+    session.noticed_nonce("n-9")
+    assert session.generation != before  # (a request sent meanwhile may go again)
+    assert proof_of(await session.headers(b"POST", b"/mcp"))["nonce"] == "n-9"
+    same = session.generation
+    session.noticed_nonce("n-9")
+    assert session.generation == same

@@ -55,6 +55,10 @@ class Authenticator(Protocol):
         """
         ...
 
+    def noticed_nonce(self, nonce: str) -> None:
+        """Another response carried a ``DPoP-Nonce`` (RFC 9449 §9: use it from now on)."""
+        ...
+
 
 class BearerAuth:
     """The ``Authorization`` header of every request, refreshed on demand.
@@ -100,6 +104,9 @@ class BearerAuth:
             return False
         await self.refresh(seen)
         return True
+
+    def noticed_nonce(self, nonce: str) -> None:
+        """Nothing: bearer tokens carry no proof."""
 
     async def refresh(self, seen: int) -> None:
         """Fetch a new token, unless someone else did since generation ``seen``."""

@@ -212,20 +212,20 @@ class Sender:
             sent = [*all_headers, *extra] if extra else all_headers
             response = await self._exchange(method, target, sent, body)
             response.reauthenticated = attempt > 0
+            # RFC 9449 §9: a resource server may give a new nonce with any response.
+            nonce = response.header(_DPOP_NONCE)
+            text_nonce = None if nonce is None else nonce.decode("latin-1")
             if response.status not in _CHALLENGES:
+                if text_nonce is not None:
+                    auth.noticed_nonce(text_nonce)
                 return response
             # "Invalid or expired [token] → 401", "insufficient_scope → 403": the
             # authenticator may get a (better) token; then the request goes again.
             challenge = response.header(_WWW_AUTHENTICATE)
             text = None if challenge is None else challenge.decode("latin-1")
-            nonce = response.header(_DPOP_NONCE)  # (RFC 9449 §9: a resource server's nonce)
             try:
                 again = await auth.challenged(
-                    response.status,
-                    text,
-                    generation,
-                    attempt,
-                    None if nonce is None else nonce.decode("latin-1"),
+                    response.status, text, generation, attempt, text_nonce
                 )
             except BaseException:
                 response.abandon()

@@ -449,6 +449,13 @@ class OAuthSession:
             await self._keep(grant.tokens)
         return True
 
+    def noticed_nonce(self, nonce: str) -> None:
+        """A response's ``DPoP-Nonce``: the next proofs carry it (RFC 9449 §9)."""
+        tokens = self._tokens
+        if tokens is not None and tokens.token_type == _DPOP_TOKEN and nonce != self._nonce:
+            self._nonce = nonce
+            self._generation += 1  # (a request sent with the old one may be refused)
+
     def _renonce(self, nonce: str, seen: int, attempt: int) -> bool:
         if attempt >= MAX_CHALLENGE_RETRIES:
             return False
