@@ -8,9 +8,10 @@ retry in 2026-07-28 (see `mcpcore.server._input`). In 2026-07-28 the handler run
 again from the start on each retry, so it should ask its questions before doing
 anything it must not repeat, and keep what it needs across rounds in `state`.
 
-A tool that runs as a task (2026-07-28 tasks extension) gets a `Context` too, detached
-from the request that started it: its questions become the task's ``inputRequests``
-(answered with ``tasks/update``, after which it runs again from the start), and
+A tool that runs as a task (2026-07-28 tasks extension, 2025-11-25 core tasks) gets a
+`Context` too, detached from the request that started it: its questions become the
+task's ``inputRequests`` (answered with ``tasks/update``, or in 2025-11-25 asked by the
+server on a ``tasks/result`` stream; after which it runs again from the start), and
 progress and log messages are dropped ("not supported for tasks", SEP-2663).
 """
 
@@ -226,8 +227,10 @@ class Context:
             required = self._missing(method, getattr(request, "params", None))
             if required is not None:
                 raise MissingCapabilityError(required)
-        if self.era is Era.LEGACY:
+        if self.era is Era.LEGACY and self._task_phase is not TaskPhase.RUNNING:
             return {key: await self._ask_legacy(request) for key, request in requests.items()}
+        # A task (either era) asks as a 2026-07-28 round does: its questions become the
+        # task's input requests; a 2025-11-25 one is asked on a tasks/result stream.
         rounds = self._rounds
         if rounds is None:
             # "ONLY tools/call, resources/read and prompts/get" may answer

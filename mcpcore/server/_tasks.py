@@ -23,7 +23,18 @@ experimental) differ on the wire only: the call says ``task: {ttl?}`` and gets a
 and answers what the call would have (the driver's `TaskRunner.wait`), and there are
 ``tasks/list`` and a ``tasks/cancel`` answering with the task. The server advertises
 ``capabilities.tasks`` and each tool's ``execution.taskSupport`` there only when the
-driver can run tasks. A 2025-11-25 task can't ask the client for input: it fails.
+driver can run tasks.
+
+A 2025-11-25 task asks for input on the same rounds: it goes to ``input_required`` with
+its questions recorded, and a ``tasks/result`` waiting on it puts each question to the
+client as a server-to-client request on its own response stream, with the related-task
+``_meta`` ("The requestor SHOULD call tasks/result pre-emptively. Nested requests MUST
+carry related-task", 2025-11-25 basic/utilities/tasks). The answers are recorded as
+``tasks/update``'s would be and the run starts again. The asking is the task's run
+while it lasts, so every other ``tasks/result`` waits on it through the driver's
+`TaskRunner.wait`, and no question is put twice at once; if the asking caller goes away
+(its request cancelled, its session closed) the unanswered questions stay outstanding
+for the next ``tasks/result``.
 """
 
 from __future__ import annotations
@@ -36,8 +47,8 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from mcpcore import jsonrpc, types
-from mcpcore.errors import McpError
-from mcpcore.events import RequestReceived
+from mcpcore.errors import LocalProtocolError, McpError
+from mcpcore.events import ErrorReceived, RequestReceived, ResponseReceived
 from mcpcore.server._context import Context, StartTask, TaskPhase
 from mcpcore.server._errors import MissingCapabilityError
 from mcpcore.server._input import InputRequired, Rounds
@@ -69,8 +80,12 @@ DEFAULT_POLL_INTERVAL_MS: Final = 500
 MAX_TASKS: Final = 1024
 #: Statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks).
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
-#: Why a 2025-11-25 task that asks the client for input fails (see `Tasks._ask`).
-LEGACY_INPUT: Final = "This task needs input from the client, which 2025-11-25 tasks here can't ask"
+#: What a task's own Context answers if it ever reaches for a connection to ask on (it
+#: never should: a task's questions become its input requests, `Context.request_input`).
+_NO_CONNECTION: Final = "A task has no connection to ask the client on"
+#: Why a ``tasks/result`` ends while the task still waits for input: its stream to the
+#: client broke while it asked (the questions stay outstanding for the next caller).
+_ASKING_FAILED: Final = "The task's questions could not be put to the client"
 #: The server's ``capabilities.tasks`` in 2025-11-25 (2025-11-25 basic/utilities/tasks,
 #: "Server Capabilities"): task-augmented tools/call, tasks/list and tasks/cancel.
 LEGACY_CAPABILITY: Final = types.ServerTasksCapability(
@@ -214,6 +229,7 @@ class Tasks:
     """The tasks extension of one `Server`: creating, running and answering about tasks."""
 
     __slots__ = (
+        "_asking",
         "_clock",
         "_new_id",
         "_report",
@@ -241,6 +257,9 @@ class Tasks:
         self._runner: TaskRunner | None = None
         self._new_id: Callable[[], str] | None = None
         self._clock: Callable[[], float] | None = None
+        # The 2025-11-25 tasks whose questions a tasks/result is putting to the client
+        # now: at most one entry per task (so bounded by the store's MAX_TASKS).
+        self._asking: dict[str, _Asking] = {}
 
     def configure(
         self,
@@ -344,6 +363,9 @@ class Tasks:
             value = await self._tools.call(context, record.params)
         except InputRequired as need:
             self._ask(record, need.requests)
+        except MissingCapabilityError as exc:
+            # As the request would have been answered (-32021, requiredCapabilities).
+            self._fail(record, _missing_error(exc.required))
         except McpError as exc:
             self._fail(record, types.Error(code=exc.code, message=exc.message))
         except Exception as exc:  # the tool crashed: a protocol-level failure
@@ -357,11 +379,8 @@ class Tasks:
     def _ask(self, record: TaskRecord, requests: dict[str, types.InputRequest]) -> None:
         if record.terminal:
             return  # cancelled meanwhile: "the task stays cancelled"
-        if era_of(record.protocol_version) is Era.LEGACY:
-            # A 2025-11-25 task would ask through requests on the tasks/result stream
-            # carrying related-task; we don't (yet): the task fails instead.
-            self._fail(record, types.Error(code=jsonrpc.INTERNAL_ERROR, message=LEGACY_INPUT))
-            return
+        # "the receiver SHOULD move there when it needs input" (2025-11-25 tasks), and
+        # the extension's input_required with inputRequests (SEP-2663).
         record.status = "input_required"
         record.input_requests = dict(requests)
 
@@ -417,18 +436,25 @@ class Tasks:
         """
         record = await self._record(context)
         params: types.UpdateTaskRequestParams = context.params
-        for key, response in params.input_responses.items():
+        if await self._take_answers(record, params.input_responses):
+            self._restart(record.task_id)
+        return types.EmptyResult()
+
+    async def _take_answers(self, record: TaskRecord, responses: dict[str, Any]) -> bool:
+        """Record answers to outstanding questions; True when the run must start again."""
+        for key, response in responses.items():
             if key in record.input_requests:
                 del record.input_requests[key]
                 record.answers[key] = response
-        if record.status == "input_required" and not record.input_requests:
+        complete = record.status == "input_required" and not record.input_requests
+        if complete:
             record.status = "working"
-            await self._save(record)
-            if self._runner is not None:
-                self._runner.start(record.task_id, lambda: self._run(record.task_id))
-        else:
-            await self._save(record)
-        return types.EmptyResult()
+        await self._save(record)
+        return complete
+
+    def _restart(self, task_id: str) -> None:
+        if self._runner is not None:
+            self._runner.start(task_id, lambda: self._run(task_id))
 
     async def cancel(self, context: Context) -> types.EmptyResult:
         """``tasks/cancel``: an empty ack, idempotent on a finished task.
@@ -502,7 +528,14 @@ class Tasks:
         """
         record = await self._record(context)
         while not record.terminal:
-            running = self._runner is not None and await self._runner.wait(record.task_id)
+            asking = self._claim_questions(record, context)
+            try:
+                running = self._runner is not None and await self._runner.wait(record.task_id)
+            finally:
+                if asking is not None:
+                    self._let_go(asking)
+            if asking is not None and asking.failed:
+                raise McpError(jsonrpc.INTERNAL_ERROR, _ASKING_FAILED)
             record = await self._record(context)
             if not running and not record.terminal:
                 # No run will end it (a server served again, a task of another worker).
@@ -515,6 +548,84 @@ class Tasks:
             raise McpError(error.code, error.message, None if error.data is UNSET else error.data)
         # Cancelled: a cancelled request has no answer of its own; this is ours.
         raise McpError(jsonrpc.INTERNAL_ERROR, "The task was cancelled")
+
+    def _claim_questions(self, record: TaskRecord, context: Context) -> _Asking | None:
+        """Start putting a 2025-11-25 task's questions to ``context``'s client, if nobody is.
+
+        The asking runs as the task's run, so that every ``tasks/result`` (this one
+        included) waits for it through `TaskRunner.wait` and only one caller asks.
+        Raises `MissingCapabilityError` when this caller's session can't be asked.
+        """
+        runner = self._runner
+        if (
+            runner is None
+            or record.status != "input_required"
+            or era_of(record.protocol_version) is not Era.LEGACY
+            or record.task_id in self._asking
+        ):
+            return None
+        for request in record.input_requests.values():
+            params = getattr(request, "params", None)
+            # This session's capabilities, which may differ from the creating one's.
+            required = context._connection.missing_capabilities(
+                context.request_id, request.method, None if params is UNSET else params
+            )
+            if required is not None:
+                raise MissingCapabilityError(required)
+        asking = _Asking(record.task_id, context)
+        self._asking[record.task_id] = asking
+        runner.start(record.task_id, lambda: self._ask_client(asking))
+        return asking
+
+    def _let_go(self, asking: _Asking) -> None:
+        """The caller that asks is done waiting: stop its questions if they still go on.
+
+        Only a caller that stopped waiting early (cancelled, its session gone) finds its
+        asking still on; what was not answered stays outstanding for the next caller.
+        """
+        if self._asking.get(asking.task_id) is asking:
+            del self._asking[asking.task_id]
+            if self._runner is not None:
+                self._runner.cancel(asking.task_id)
+
+    async def _ask_client(self, asking: _Asking) -> None:
+        """The run of a task while a ``tasks/result`` puts its questions to the client."""
+        try:
+            complete = await self._put_questions(asking)
+        except (ConnectionError, LocalProtocolError):
+            # The caller's stream or session broke: the questions stay outstanding.
+            asking.failed = True
+            complete = False
+        finally:
+            if self._asking.get(asking.task_id) is asking:
+                del self._asking[asking.task_id]
+        if complete:
+            self._restart(asking.task_id)
+
+    async def _put_questions(self, asking: _Asking) -> bool:
+        """Ask each outstanding question in turn; True once all are answered."""
+        task_id, context = asking.task_id, asking.context
+        while True:
+            record = None if self.store is None else await self.store.get(task_id)
+            if record is None or record.status != "input_required":
+                return False  # cancelled, or expired, meanwhile
+            if not record.input_requests:
+                return await self._take_answers(record, {})
+            key, request = next(iter(record.input_requests.items()))
+            event = await _put_question(context, task_id, request)
+            # Read again: the task may have been cancelled while the client answered.
+            record = None if self.store is None else await self.store.get(task_id)
+            if record is None or record.status != "input_required":
+                return False
+            if isinstance(event, ResponseReceived):
+                if await self._take_answers(record, {key: msgspec.to_builtins(event.result)}):
+                    return True
+                continue
+            # The client refused the question: the task fails as the tool's call
+            # would have (the error ends the request that asked, 2025-11-25).
+            self._fail(record, _client_error(event))
+            await self._save(record)
+            return False
 
     async def list_legacy(self, context: Context) -> list[types.Task]:
         """2025-11-25 ``tasks/list``: the caller's tasks (the server pages them).
@@ -551,6 +662,46 @@ class Tasks:
         return record
 
 
+class _Asking:
+    """A ``tasks/result`` putting a 2025-11-25 task's questions to its client."""
+
+    __slots__ = ("context", "failed", "task_id")
+
+    def __init__(self, task_id: str, context: Context) -> None:
+        self.task_id = task_id
+        self.context = context
+        self.failed = False
+
+
+async def _put_question(
+    context: Context, task_id: str, request: types.InputRequest
+) -> ResponseReceived | ErrorReceived | Any:
+    """Send one question on ``context``'s stream, with related-task, and await its answer."""
+    params = getattr(request, "params", UNSET)
+    if params is UNSET:
+        params = types.RequestParams()
+    meta = {} if params.meta is UNSET else dict(params.meta)
+    # "Nested requests MUST carry related-task _meta" (2025-11-25 basic/utilities/tasks).
+    meta[types.RELATED_TASK_META_KEY] = {"taskId": task_id}
+    params = msgspec.structs.replace(params, meta=meta)
+    request_id, data = context._connection.send_request(request.method, params)
+    return await context._outbound.request(request_id, data)
+
+
+def _client_error(event: Any) -> types.Error:
+    if isinstance(event, ErrorReceived):
+        error = event.error
+        return types.Error(code=error.code, message=error.message, data=error.data)
+    return types.Error(code=jsonrpc.INTERNAL_ERROR, message="The client's answer could not be used")
+
+
+def _missing_error(required: types.ClientCapabilities) -> types.Error:
+    # As `Connection.send_missing_capabilities` answers a request (2026-07-28 basic).
+    message = "The request needs a client capability it did not declare"
+    data = {"requiredCapabilities": msgspec.to_builtins(required)}
+    return types.Error(code=jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY, message=message, data=data)
+
+
 class _NoOutbound:
     """A task's outbound: nothing goes to the client outside its requests."""
 
@@ -558,8 +709,7 @@ class _NoOutbound:
         return None
 
     async def request(self, request_id: types.RequestId, data: bytes) -> Any:
-        # Only a 2025-11-25 task gets here (a 2026-07-28 one asks with inputRequests).
-        raise McpError(jsonrpc.INTERNAL_ERROR, LEGACY_INPUT)
+        raise McpError(jsonrpc.INTERNAL_ERROR, _NO_CONNECTION)
 
 
 def _task_context(record: TaskRecord, rounds: Rounds) -> Context:

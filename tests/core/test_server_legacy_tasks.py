@@ -7,24 +7,27 @@ here a 2025-11-25 session augments ``tools/call`` with ``task`` and reads the ta
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 
-from mcpcore import ErrorReceived, ResponseReceived, jsonrpc, types
+from mcpcore import ErrorReceived, RequestReceived, ResponseReceived, jsonrpc, types
 from mcpcore.server import Server
 from tests.core.server_harness import Harness
 from tests.core.test_server_tasks import Clock, StepRunner, task_server
 from tests.core.test_server_tools import asynchronous
 
 LEGACY_CAPS = types.ClientCapabilities()
+ASKING_CAPS = types.ClientCapabilities(elicitation=types.ElicitationCapability())
 
 
 async def legacy(
-    runner: StepRunner, **options: Any
+    runner: Any, *, caps: types.ClientCapabilities = LEGACY_CAPS, **options: Any
 ) -> tuple[Harness, Server, types.InitializeResult]:
     server, _ = task_server(runner, **options)
-    harness = Harness(server, client_caps=LEGACY_CAPS)
+    harness = Harness(server, client_caps=caps)
     init = await harness.handshake("2025-11-25")
     return harness, server, init
 
@@ -120,14 +123,216 @@ async def test_a_tool_error_completes_and_a_protocol_error_fails_with_that_error
 
 
 @asynchronous
-async def test_asking_for_input_inside_a_legacy_task_fails_the_task() -> None:
+async def test_a_client_without_elicitation_fails_the_task_as_the_call_would_fail() -> None:
     runner = StepRunner()
     harness, _, _ = await legacy(runner)
     task_id = body(await start(harness, "ask_two"))["task"]["taskId"]
     event = await method(harness, "tasks/result", task_id)
     assert isinstance(event, ErrorReceived)
-    assert event.error.code == jsonrpc.INTERNAL_ERROR
+    assert event.error.code == jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert event.error.data == {"requiredCapabilities": {"elicitation": {}}}
     assert body(await method(harness, "tasks/get", task_id))["status"] == "failed"
+    assert harness.asked == []
+
+
+def accept(asked: RequestReceived) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"ok": asked.params.message == "A?"})
+
+
+@asynchronous
+async def test_tasks_result_puts_the_questions_to_the_client_then_answers_the_call() -> None:
+    runner = StepRunner()
+    harness, _, _ = await legacy(runner, caps=ASKING_CAPS)
+    harness.answer = accept
+    task_id = body(await start(harness, "ask_two"))["task"]["taskId"]
+    await runner.run()  # the tool asks: the task waits for input
+    assert body(await method(harness, "tasks/get", task_id))["status"] == "input_required"
+    assert harness.asked == []  # nobody asked yet: a tasks/result does
+    result = body(await method(harness, "tasks/result", task_id))
+    assert result["content"] == [{"type": "text", "text": "{'ok': True},{'ok': False}"}]
+    assert result["_meta"] == {types.RELATED_TASK_META_KEY: {"taskId": task_id}}
+    assert [asked.method for asked in harness.asked] == ["elicitation/create"] * 2
+    for asked in harness.asked:
+        # "Nested requests MUST carry related-task" (2025-11-25 basic/utilities/tasks).
+        assert asked.params.meta == {types.RELATED_TASK_META_KEY: {"taskId": task_id}}
+    assert body(await method(harness, "tasks/get", task_id))["status"] == "completed"
+
+
+@asynchronous
+async def test_a_client_error_to_a_question_fails_the_task_with_that_error() -> None:
+    runner = StepRunner()
+    harness, _, _ = await legacy(runner, caps=ASKING_CAPS)
+    harness.answer = lambda asked: types.Error(code=-32000, message="no user here")
+    task_id = body(await start(harness, "ask_two"))["task"]["taskId"]
+    event = await method(harness, "tasks/result", task_id)
+    assert isinstance(event, ErrorReceived)
+    assert (event.error.code, event.error.message) == (-32000, "no user here")
+    assert len(harness.asked) == 1
+    assert body(await method(harness, "tasks/get", task_id))["status"] == "failed"
+
+
+@asynchronous
+async def test_a_session_that_cannot_answer_is_refused_and_the_question_stays() -> None:
+    # The task was created by a session with elicitation; the tasks/result comes from
+    # one without (the same principal): -32021, and the task still waits for input.
+    runner = StepRunner()
+    harness, server, _ = await legacy(runner, caps=ASKING_CAPS)
+    task_id = body(await start(harness, "ask_two"))["task"]["taskId"]
+    await runner.run()
+    other = Harness(server, client_caps=LEGACY_CAPS)
+    await other.handshake("2025-11-25")
+    event = await method(other, "tasks/result", task_id)
+    assert isinstance(event, ErrorReceived)
+    assert event.error.code == jsonrpc.MISSING_REQUIRED_CLIENT_CAPABILITY
+    assert body(await method(harness, "tasks/get", task_id))["status"] == "input_required"
+
+
+class LoopRunner:
+    """A `TaskRunner` on asyncio tasks, as the trio driver runs them in a task group."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, asyncio.Task[None]] = {}
+        self.ended: dict[str, asyncio.Event] = {}
+
+    def start(self, task_id: str, work: Callable[[], Awaitable[None]]) -> None:
+        async def run() -> None:
+            try:
+                await work()
+            finally:
+                if self.runs.get(task_id) is current:
+                    del self.runs[task_id]
+                ended = self.ended.pop(task_id, None)
+                if ended is not None:
+                    ended.set()
+
+        current = asyncio.ensure_future(run())
+        self.runs[task_id] = current
+
+    def cancel(self, task_id: str) -> None:
+        run = self.runs.pop(task_id, None)
+        if run is not None:
+            run.cancel()
+
+    async def wait(self, task_id: str) -> bool:
+        if task_id not in self.runs:
+            return False
+        await self.ended.setdefault(task_id, asyncio.Event()).wait()
+        return True
+
+
+class GatedClient:
+    """An `Outbound` whose client answers each question only when the test lets it."""
+
+    def __init__(self, harness: Harness) -> None:
+        self.harness = harness
+        self.asked: list[RequestReceived] = []
+        self.gate = asyncio.Event()
+
+    async def send(self, data: bytes) -> None:
+        self.harness.pair.to_client(data)
+
+    async def request(self, request_id: types.RequestId, data: bytes) -> Any:
+        [asked] = self.harness.pair.to_client(data)
+        assert isinstance(asked, RequestReceived), asked
+        self.asked.append(asked)
+        await self.gate.wait()
+        reply = self.harness.client.send_result(asked.request_id, accept(asked))
+        [event] = self.harness.pair.to_server(reply)
+        return event
+
+    async def result(self, task_id: str) -> Any:
+        harness = self.harness
+        params = types.GetTaskRequestParams(task_id=task_id)
+        _, data = harness.client.send_request("tasks/result", params)
+        [event] = harness.pair.to_server(data)
+        assert isinstance(event, RequestReceived), event
+        reply = await harness.server.handle_request(harness.connection, event, self)
+        assert reply is not None
+        *_, final = harness.pair.to_client(reply)
+        return final
+
+
+async def settle() -> None:
+    for _ in range(50):  # a count of loop turns, never a clock
+        await asyncio.sleep(0)
+
+
+@asynchronous
+async def test_two_waiting_callers_one_asks_and_both_get_the_result() -> None:
+    runner = LoopRunner()
+    harness, _, _ = await legacy(runner, caps=ASKING_CAPS)
+    task_id = body(await start(harness, "ask_two"))["task"]["taskId"]
+    await settle()
+    first, second = GatedClient(harness), GatedClient(harness)
+    waiting = [asyncio.ensure_future(c.result(task_id)) for c in (first, second)]
+    await settle()
+    assert (len(first.asked), len(second.asked)) == (1, 0)  # one asks, one waits
+    assert body(await method(harness, "tasks/get", task_id))["status"] == "input_required"
+    first.gate.set()
+    results = [body(event) for event in await asyncio.gather(*waiting)]
+    assert results[0] == results[1]
+    assert results[0]["content"][0]["text"] == "{'ok': True},{'ok': False}"
+    assert (len(first.asked), len(second.asked)) == (2, 0)
+
+
+@asynchronous
+async def test_a_caller_cancelled_mid_question_leaves_it_to_the_next_caller() -> None:
+    runner = LoopRunner()
+    harness, _, _ = await legacy(runner, caps=ASKING_CAPS)
+    task_id = body(await start(harness, "ask_two"))["task"]["taskId"]
+    await settle()
+    first, second = GatedClient(harness), GatedClient(harness)
+    gone = asyncio.ensure_future(first.result(task_id))
+    await settle()
+    assert len(first.asked) == 1
+    gone.cancel()  # the caller went away mid-question
+    await settle()
+    assert gone.cancelled()
+    assert body(await method(harness, "tasks/get", task_id))["status"] == "input_required"
+    second.gate.set()
+    result = body(await second.result(task_id))
+    assert result["content"][0]["text"] == "{'ok': True},{'ok': False}"
+    # The question the first caller never got answered is put again.
+    assert [a.params.message for a in second.asked] == ["A?", "B?"]
+
+
+class BrokenClient(GatedClient):
+    """A caller whose stream breaks when the server asks on it."""
+
+    async def request(self, request_id: types.RequestId, data: bytes) -> Any:
+        raise ConnectionError("the stream broke")
+
+
+@asynchronous
+async def test_a_broken_stream_ends_the_caller_and_leaves_the_questions() -> None:
+    runner = LoopRunner()
+    harness, _, _ = await legacy(runner, caps=ASKING_CAPS)
+    task_id = body(await start(harness, "ask_two"))["task"]["taskId"]
+    await settle()
+    event = await BrokenClient(harness).result(task_id)
+    assert isinstance(event, ErrorReceived)
+    assert event.error.code == jsonrpc.INTERNAL_ERROR
+    got = body(await method(harness, "tasks/get", task_id))
+    assert got["status"] == "input_required"
+    later = GatedClient(harness)
+    later.gate.set()
+    assert body(await later.result(task_id))["content"][0]["text"] == "{'ok': True},{'ok': False}"
+
+
+@asynchronous
+async def test_cancelling_the_task_mid_question_ends_the_waiting_caller() -> None:
+    runner = LoopRunner()
+    harness, _, _ = await legacy(runner, caps=ASKING_CAPS)
+    task_id = body(await start(harness, "ask_two"))["task"]["taskId"]
+    await settle()
+    caller = GatedClient(harness)
+    waiting = asyncio.ensure_future(caller.result(task_id))
+    await settle()
+    cancelled = body(await method(harness, "tasks/cancel", task_id))
+    assert cancelled["status"] == "cancelled"
+    event = await waiting
+    assert isinstance(event, ErrorReceived)
+    assert body(await method(harness, "tasks/get", task_id))["status"] == "cancelled"
 
 
 @asynchronous

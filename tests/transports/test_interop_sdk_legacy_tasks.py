@@ -9,9 +9,10 @@ through the session's dispatcher (the SDK's wire, our answer parsed by its
 pydantic models parse our answers: the
 capability, each tool's ``execution.taskSupport``, the task a task-augmented
 ``tools/call`` answers, ``tasks/get``, ``tasks/result`` (blocking, with the related-task
-``_meta``), ``tasks/list`` and ``tasks/cancel``. ``examples/everything.py`` runs under
-`transports.serve_http` and as `transports.AsgiApp` under uvicorn (its lifespan's task
-group runs the tasks).
+``_meta``), ``tasks/list`` and ``tasks/cancel``; and a task's question put on the
+``tasks/result`` stream, answered by the SDK's elicitation callback.
+``examples/everything.py`` runs under `transports.serve_http` and as `transports.AsgiApp`
+under uvicorn (its lifespan's task group runs the tasks).
 """
 
 from __future__ import annotations
@@ -103,3 +104,36 @@ async def test_the_sdk_cancels_a_task_and_sees_the_errors(url: str) -> None:
         with pytest.raises(MCPError) as required:
             await client.call_tool("failing_job", {})
         assert required.value.error.code == -32601  # "required": call it as a task
+
+
+@anyio_test
+async def test_the_sdk_answers_a_tasks_question_asked_on_its_tasks_result(url: str) -> None:
+    # The SDK's session answers any elicitation/create with its callback, so the task's
+    # question, put on the blocking tasks/result's stream with the related-task _meta,
+    # reaches it like a plain call's would.
+    asked: list[sdk_types.ElicitRequestParams] = []
+
+    async def elicit(
+        context: object, params: sdk_types.ElicitRequestParams
+    ) -> sdk_types.ElicitResult:
+        asked.append(params)
+        return sdk_types.ElicitResult(action="accept", content={"confirm": True})
+
+    async with Client(
+        url, mode="legacy", read_timeout_seconds=READ_TIMEOUT, elicitation_callback=elicit
+    ) as client:
+        created = await call_as_task(client, "confirm_delete", {"filename": "b.txt"})
+        task_id = created.task.task_id
+        payload = await client.session.send_request(
+            sdk_types.GetTaskPayloadRequest(
+                params=sdk_types.GetTaskPayloadRequestParams(task_id=task_id)
+            ),
+            sdk_types.CallToolResult,
+        )
+        [block] = payload.content
+        assert isinstance(block, sdk_types.TextContent)
+        assert block.text == "Deleted b.txt"
+        [question] = asked
+        assert question.message == "Delete b.txt?"
+        meta = question.model_dump(by_alias=True)["_meta"]
+        assert meta[RELATED_TASK] == {"taskId": task_id}
