@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         WORKER_NAME_BYTES,
     )
     from transports._deploy.shared import RECHECK_INTERVAL as REDIS_RECHECK_INTERVAL
+    from transports._deploy.task_store import MAX_SHARED_TASKS
     from transports._http.client import (
         CONNECT_TIMEOUT,
         MAX_CLIENT_CONNECTIONS,
@@ -118,6 +119,7 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "LIVENESS_INTERVAL": ("transports._deploy.relay", "LIVENESS_INTERVAL"),
     "MAX_FORWARDED_REQUESTS": ("transports._deploy.relay", "MAX_FORWARDED_REQUESTS"),
     "RELAY_BACKLOG": ("transports._deploy.relay", "RELAY_BACKLOG"),
+    "MAX_SHARED_TASKS": ("transports._deploy.task_store", "MAX_SHARED_TASKS"),
     "RedisUnavailableError": ("transports._redis", "RedisUnavailableError"),
     "REDIS_COMMAND_TIMEOUT": ("transports._redis", "COMMAND_TIMEOUT"),
     "REDIS_CONNECT_TIMEOUT": ("transports._redis", "CONNECT_TIMEOUT"),
@@ -265,6 +267,7 @@ __all__ = [
     "MAX_REMEMBERED_CLIENTS",
     "MAX_SERVER_REQUESTS",
     "MAX_SESSIONS",
+    "MAX_SHARED_TASKS",
     "MAX_TOTAL_TIMEOUT",
     "MAX_WAITING_BYTES",
     "MAX_WAITING_REQUESTS",

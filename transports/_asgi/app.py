@@ -177,8 +177,8 @@ class AsgiApp:
                 group.start_soon(watcher.run)
                 if sharing is None:
                     # Tasks (2026-07-28 tasks extension) run in the lifespan's group:
-                    # they outlive the request that created them. Not in a deployment
-                    # (task state is this process's; see serve_http).
+                    # they outlive the request that created them. In a deployment,
+                    # joining gave the server shared ones (see serve_http).
                     runner = GroupTaskRunner(group)
                     self.server.configure(task_runner=runner, new_task_id=new_task_id)
                 self._running = _Running(router, watcher)

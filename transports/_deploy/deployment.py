@@ -37,12 +37,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Final
 
-from mcpcore.server import Server
+from mcpcore.server import Server, TaskRunner
 from transports._asgi.connections import ConnectionPool
 from transports._asgi.watching import Watcher
 from transports._deploy.hub import FanoutHub
 from transports._deploy.relay import WORKER_NAME_BYTES
 from transports._deploy.shared import Names, RedisSessions
+from transports._deploy.task_runner import SharedTaskRunner
+from transports._deploy.task_store import MAX_SHARED_TASKS, RedisTaskStore
 from transports._net.limits import HttpLimits
 from transports._redis import (
     RedisAddress,
@@ -53,6 +55,7 @@ from transports._redis import (
 )
 from transports._runtime import primitives
 from transports._runtime.serving import SECRET_SIZE
+from transports._runtime.tasks import GroupTaskRunner, new_task_id
 
 __all__ = ["DEFAULT_NAMESPACE", "Deployment"]
 
@@ -73,16 +76,27 @@ class Deployment:
             ``rediss://`` (TLS) or ``unix:///path``.
         namespace: Prefix of the deployment's keys and channels (several deployments
             may share one Redis under different namespaces).
+        max_tasks: Tasks the deployment keeps in Redis at once, all workers together
+            (see `transports.MAX_SHARED_TASKS`).
 
     Raises:
-        ValueError: The URL or the namespace is malformed.
+        ValueError: The URL or the namespace is malformed, or ``max_tasks`` is below 1.
     """
 
-    def __init__(self, redis: str, *, namespace: str = DEFAULT_NAMESPACE) -> None:
+    def __init__(
+        self,
+        redis: str,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
+        max_tasks: int = MAX_SHARED_TASKS,
+    ) -> None:
         if _NAMESPACE.fullmatch(namespace) is None:
             raise ValueError("a namespace is 1 to 64 letters, digits or the characters _ . : -")
+        if max_tasks < 1:
+            raise ValueError("max_tasks must be at least 1")
         self.address: RedisAddress = parse_redis_url(redis)
         self.namespace = namespace
+        self.max_tasks = max_tasks
 
     def __repr__(self) -> str:
         return f"Deployment({self.address!r}, namespace={self.namespace!r})"
@@ -91,8 +105,9 @@ class Deployment:
     async def open(self, server: Server, limits: HttpLimits) -> AsyncIterator[RedisSessions]:
         """Join the deployment for the duration of the block (serving its shared sessions).
 
-        Gives ``server`` the deployment's key (unless it has one) and a hub whose news
-        reaches every worker.
+        Gives ``server`` the deployment's key (unless it has one), a hub whose news
+        reaches every worker, and its tasks: the shared store (unless it has a store of
+        its own) and a runner whose runs any worker cancels and awaits.
 
         Raises:
             RedisUnavailableError: Redis can't be reached.
@@ -100,37 +115,73 @@ class Deployment:
         names = Names(self.namespace)
         worker = secrets.token_hex(WORKER_NAME_BYTES)
         async with open_redis(self.address) as client:
-            server.configure(secret=await _shared_key(client, names), clock=time.time)
-            channels = [names.worker_channel(worker), names.hub_channel]
-            sessions: RedisSessions | None = None
-
-            def resubscribed() -> None:
-                if sessions is not None:
-                    sessions.resubscribed()
-
-            async with (
-                open_subscriber(self.address, channels, on_reconnect=resubscribed) as subscriber,
-                primitives.open_task_group() as group,
-            ):
-                watcher = Watcher(group, limits)
-                group.start_soon(watcher.run)
-                sessions = RedisSessions(
-                    client=client,
-                    subscriber=subscriber,
-                    names=names,
-                    worker=worker,
-                    group=group,
-                    watcher=watcher,
-                    connections=ConnectionPool(server),
+            store = None
+            if server.tasks.store is None:  # (first: configure would make one in memory)
+                store = RedisTaskStore(
+                    client, self.namespace, worker, time.time, max_tasks=self.max_tasks
                 )
-                hub = sessions.hub = FanoutHub(server.hub, sessions.publish_news)
-                server.hub = hub
-                group.start_soon(sessions.listen, subscriber)
-                try:
+                server.tasks.store = store
+            try:
+                server.configure(secret=await _shared_key(client, names), clock=time.time)
+                async with self._join(
+                    server, limits, client=client, names=names, worker=worker, store=store
+                ) as sessions:
                     yield sessions
-                finally:
-                    server.hub = hub.local
-                    group.cancel_scope.cancel()
+            finally:
+                if store is not None and server.tasks.store is store:
+                    server.tasks.store = None  # (served again alone, it keeps tasks in memory)
+
+    @asynccontextmanager
+    async def _join(
+        self,
+        server: Server,
+        limits: HttpLimits,
+        *,
+        client: RedisClient,
+        names: Names,
+        worker: str,
+        store: RedisTaskStore | None,
+    ) -> AsyncIterator[RedisSessions]:
+        """Listen on the worker's channels, and serve the shared sessions and tasks."""
+        channels = [names.worker_channel(worker), names.hub_channel]
+        sessions: RedisSessions | None = None
+
+        def resubscribed() -> None:
+            if sessions is not None:
+                sessions.resubscribed()
+
+        async with (
+            open_subscriber(self.address, channels, on_reconnect=resubscribed) as subscriber,
+            primitives.open_task_group() as group,
+        ):
+            watcher = Watcher(group, limits)
+            group.start_soon(watcher.run)
+            sessions = RedisSessions(
+                client=client,
+                subscriber=subscriber,
+                names=names,
+                worker=worker,
+                group=group,
+                watcher=watcher,
+                connections=ConnectionPool(server),
+            )
+            hub = sessions.hub = FanoutHub(server.hub, sessions.publish_news)
+            server.hub = hub
+            # Tasks run in this group: they outlive the requests that create them. A
+            # store of the server's own (not shared, as far as we know) keeps its runs
+            # local: a wait elsewhere could not read their ends.
+            runner: TaskRunner = GroupTaskRunner(group)
+            if store is not None:
+                runner = sessions.tasks = SharedTaskRunner(
+                    group, store, broadcast=sessions.broadcast, alive=sessions.alive
+                )
+            server.configure(task_runner=runner, new_task_id=new_task_id)
+            group.start_soon(sessions.listen, subscriber)
+            try:
+                yield sessions
+            finally:
+                server.hub = hub.local
+                group.cancel_scope.cancel()
 
 
 async def _shared_key(client: RedisClient, names: Names) -> bytes:

@@ -9,7 +9,8 @@ messages on one channel in order, and each worker publishes over one connection,
 the pieces of an answer arrive in order.
 
 The hub's messages (list changes, resource updates) go to every worker on the
-deployment's hub channel.
+deployment's hub channel, and so does a task's cancellation (`CancelTask`): the worker
+running the task cancels its run, the others ignore it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import msgspec
 __all__ = [
     "DECODER",
     "ENCODER",
+    "CancelTask",
     "Changed",
     "Forwarded",
     "Hangup",
@@ -90,7 +92,13 @@ class Updated(msgspec.Struct, tag="u", array_like=True, gc=False):
     uri: str
 
 
-Message = Forwarded | Hangup | Whole | Piece | Changed | Updated
+class CancelTask(msgspec.Struct, tag="x", array_like=True, gc=False):
+    """A task was cancelled on some worker: whichever worker runs it cancels the run."""
+
+    task_id: str
+
+
+Message = Forwarded | Hangup | Whole | Piece | Changed | Updated | CancelTask
 
 ENCODER: Final = msgspec.msgpack.Encoder()
 DECODER: Final = msgspec.msgpack.Decoder(Message)

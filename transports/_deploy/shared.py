@@ -5,7 +5,8 @@ It is the router's `transports._http.server.sharing.SharedSessions`: the worker'
 and whether Redis answers. Every worker
 listens on one pub/sub connection to two channels: its own (requests forwarded to it,
 and the answers to those it forwarded) and the deployment's hub channel (news for
-`FanoutHub`). It talks over one pipelined command connection.
+`FanoutHub`, cancelled tasks for `SharedTaskRunner`). It talks over one pipelined
+command connection.
 
 A worker's liveness is its subscription: ``PUBLISH`` to its channel reaches one
 listener while it lives, none once it is gone, so no heartbeat or registry is kept.
@@ -26,6 +27,7 @@ from transports._deploy.hub import FanoutHub
 from transports._deploy.messages import (
     DECODER,
     ENCODER,
+    CancelTask,
     Changed,
     Forwarded,
     Hangup,
@@ -35,6 +37,7 @@ from transports._deploy.messages import (
     Whole,
 )
 from transports._deploy.relay import Answering, Relayer
+from transports._deploy.task_runner import SharedTaskRunner
 from transports._http.server.sharing import Dispatcher, SharedStoreError
 from transports._net.reply import Reply, ResponseWriter
 from transports._net.request import HttpRequest
@@ -94,6 +97,7 @@ class RedisSessions:
     ) -> None:
         self.worker = worker
         self.hub: FanoutHub | None = None
+        self.tasks: SharedTaskRunner | None = None
         self._answered = True  # (the last command got its reply)
         self._client = client
         self._subscriber = subscriber
@@ -167,8 +171,12 @@ class RedisSessions:
 
     async def publish_news(self, news: Changed | Updated) -> bool:
         """Publish news for every worker's hub; False when Redis is unreachable."""
+        return await self.broadcast(news)
+
+    async def broadcast(self, message: Message) -> bool:
+        """Publish on the hub channel, to every worker; False when Redis is unreachable."""
         try:
-            await self.pipeline([("PUBLISH", self._names.hub_channel, ENCODER.encode(news))])
+            await self.pipeline([("PUBLISH", self._names.hub_channel, ENCODER.encode(message))])
         except ConnectionError:
             return False
         return True
@@ -191,18 +199,24 @@ class RedisSessions:
             self._answering.take(message)
         elif isinstance(message, Hangup):
             self._answering.hang_up(message)
+        elif isinstance(message, CancelTask):
+            if self.tasks is not None:
+                self.tasks.cancel_here(message.task_id)
         elif self.hub is not None:
             await self.hub.deliver(message)
 
     def resubscribed(self) -> None:
         """The subscription was cut and made again: what was in flight may be lost.
 
-        Relays in flight are cut (their clients resume), and this worker's listeners
+        Relays in flight are cut (their clients resume), this worker's listeners
         are told that every list changed: news published meanwhile never arrives, and
-        a list_changed too many only makes a client list again.
+        a list_changed too many only makes a client list again; and its task runs are
+        checked against the store, for a cancel that never arrived.
         """
         self._relayer.cut_all()
         self._answering.hang_up_all()
+        if self.tasks is not None:
+            self._group.start_soon(self.tasks.recheck)
         hub = self.hub
         if hub is not None:
             for kind in LIST_KINDS:

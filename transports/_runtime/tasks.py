@@ -44,6 +44,13 @@ class GroupTaskRunner:
     def __len__(self) -> int:
         return len(self._scopes)
 
+    def __contains__(self, task_id: object) -> bool:
+        return task_id in self._scopes
+
+    def running(self) -> list[str]:
+        """The ids of the tasks whose runs are under way."""
+        return list(self._scopes)
+
     def start(self, task_id: str, work: Callable[[], Awaitable[None]]) -> None:
         """Run ``work()`` in the group, cancellable as ``task_id``."""
         scope = primitives.CancelScope()

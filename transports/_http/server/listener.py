@@ -141,10 +141,10 @@ async def serve_http(
             sharing = await nursery.start(_join, deployment, server, limits)
         server.configure(secret=secrets.token_bytes(SECRET_SIZE), clock=time.time)
         if deployment is None:
-            # Tasks (2026-07-28 tasks extension) run in this nursery: they outlive the
-            # request that created them, not the server. Not in a deployment: task
-            # state lives in this process (no shared task store yet), where another
-            # worker's tasks/get could not find it; task tools answer synchronously.
+            # Tasks (2026-07-28 tasks extension, 2025-11-25 core tasks) run in this
+            # nursery: they outlive the request that created them, not the server. In a
+            # deployment, joining gave the server the shared task store and a runner
+            # whose runs every worker reaches (`transports._deploy.task_runner`).
             server.configure(task_runner=GroupTaskRunner(nursery), new_task_id=new_task_id)
         await nursery.start(apply_budget, budget)
         router = Router(

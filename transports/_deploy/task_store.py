@@ -1,0 +1,296 @@
+"""`RedisTaskStore`: the tasks of a deployment, readable and writable from every worker.
+
+A task (2026-07-28 tasks extension, 2025-11-25 core tasks) is created on the worker
+that received its ``tools/call``; its ``tasks/get``, ``tasks/update``, ``tasks/cancel``
+and ``tasks/result`` may reach any worker (the modern era is stateless, and a 2025-11-25
+task is bound to its principal, not to its session). So its record lives in Redis, under
+the deployment's namespace:
+
+* ``<ns>:task:<id>``: a hash with the record (``record``: the whole `TaskRecord`,
+  msgpack), its ``status`` apart (so a script reads it without decoding the record), the
+  key of its owner's index (``owner``) and the worker that runs it last (``worker``). It
+  expires `EXPIRY_MARGIN` after the task's TTL ("receivers MAY delete a task after its
+  TTL", 2025-11-25 tasks); a reader judges expiry by its own clock, as `MemoryTaskStore`
+  does, so the margin only absorbs clocks that differ a little.
+* ``<ns>:tasks:live``: every live task, scored by its expiry (ms): counted for the cap.
+* ``<ns>:tasks:done``: the finished ones, scored the same: dropped first when full.
+* ``<ns>:tasks:by:<principal>`` (``<ns>:tasks:anonymous`` without one): a principal's
+  tasks for ``tasks/list``, scored the same, expiring with its last task.
+
+Every write is one Lua script, so it is atomic among workers. Above all ``save``: a
+record whose stored status is terminal keeps it ("Terminal states are final", 2025-11-25
+basic/utilities/tasks) — a ``tasks/cancel`` on one worker racing the run finishing on
+another leaves the task cancelled, whichever writes second. (``WATCH`` would do it too,
+but `transports._redis.RedisClient` refuses it on its shared connection.)
+
+When Redis can't be reached the store raises `transports.RedisUnavailableError`: the
+request is answered with an internal error, as any handler's failure is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any, Final
+
+import msgspec
+
+from mcpcore.server import MAX_TASKS, TaskRecord
+from transports._redis import Arg, RedisClient, RedisReplyError
+
+__all__ = [
+    "EXPIRY_MARGIN",
+    "LIST_BATCH",
+    "MAX_SHARED_TASKS",
+    "TERMINAL_STATUSES",
+    "RedisTaskStore",
+    "TaskKeys",
+]
+
+#: Tasks a deployment keeps in Redis at once, all workers together. Each holds its
+#: arguments and its inlined result, in Redis's memory, which every worker shares: eight
+#: workers' worth of `mcpcore.server.MAX_TASKS`. Past it, finished tasks are dropped
+#: (the one expiring soonest first), and while every task still runs a new one is
+#: refused (-32603), so that no client can fill Redis.
+MAX_SHARED_TASKS: Final = 8 * MAX_TASKS
+#: Seconds a task's key outlives its TTL in Redis. Readers decide expiry by their own
+#: clock; this keeps a record from vanishing early on a worker whose clock lags Redis's.
+EXPIRY_MARGIN: Final = 60.0
+#: Records read per round trip when listing a principal's tasks (``tasks/list``): keeps
+#: each reply small while a long list still costs few round trips.
+LIST_BATCH: Final = 100
+
+_ENCODER: Final = msgspec.msgpack.Encoder()
+_DECODER: Final = msgspec.msgpack.Decoder(TaskRecord)
+#: The statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks), as
+#: the save script tests them (`TaskRecord.terminal` in Python).
+TERMINAL_STATUSES: Final = ("cancelled", "completed", "failed")
+_TERMINAL_LUA: Final = "{" + ", ".join(f"['{s}'] = true" for s in TERMINAL_STATUSES) + "}"
+
+# KEYS: task, live, done, owner. ARGV: id, status, record, expiry score, now (ms), cap,
+# worker, expire-at (ms, "" for never), task key prefix. 1: created; 0: full.
+_CREATE: Final = """
+local now = tonumber(ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[6]) then
+  local oldest = redis.call('ZPOPMIN', KEYS[3])
+  if #oldest == 0 then return 0 end
+  local victim = ARGV[9] .. oldest[1]
+  local owner = redis.call('HGET', victim, 'owner')
+  redis.call('DEL', victim)
+  redis.call('ZREM', KEYS[2], oldest[1])
+  if owner then redis.call('ZREM', owner, oldest[1]) end
+end
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'record', ARGV[3], 'owner', KEYS[4],
+           'worker', ARGV[7])
+redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
+redis.call('ZADD', KEYS[4], ARGV[4], ARGV[1])
+if ARGV[8] == '' then
+  redis.call('PERSIST', KEYS[4])
+else
+  redis.call('PEXPIREAT', KEYS[1], ARGV[8])
+  local left = redis.call('PTTL', KEYS[4])
+  if (left == -1 and redis.call('ZCARD', KEYS[4]) == 1)
+      or (left >= 0 and now + left < tonumber(ARGV[8])) then
+    redis.call('PEXPIREAT', KEYS[4], ARGV[8])
+  end
+end
+return 1
+"""
+# KEYS: task, done. ARGV: status, record, id, expiry score. 1: saved; 0: kept as it was.
+_SAVE: Final = f"""
+local terminal = {_TERMINAL_LUA}
+local current = redis.call('HGET', KEYS[1], 'status')
+if not current then return 0 end
+if terminal[current] and current ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'record', ARGV[2])
+if terminal[ARGV[1]] then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
+return 1
+"""
+# KEYS: task. ARGV: worker. Marks who runs the task now, if it still exists.
+_CLAIM: Final = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'worker', ARGV[1])
+return 1
+"""
+
+
+class _Script:
+    """A Lua script run with ``EVALSHA``, sent whole (``EVAL``) when Redis lacks it."""
+
+    __slots__ = ("sha", "source")
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.sha = hashlib.sha1(source.encode(), usedforsecurity=False).hexdigest()
+
+    async def run(self, client: RedisClient, keys: Sequence[Arg], args: Sequence[Arg]) -> Any:
+        try:
+            return await client.execute("EVALSHA", self.sha, len(keys), *keys, *args)
+        except RedisReplyError as error:
+            if error.code != "NOSCRIPT":
+                raise
+        # (The first call since Redis started, or since SCRIPT FLUSH: EVAL caches it.)
+        return await client.execute("EVAL", self.source, len(keys), *keys, *args)
+
+
+_CREATE_SCRIPT: Final = _Script(_CREATE)
+_SAVE_SCRIPT: Final = _Script(_SAVE)
+_CLAIM_SCRIPT: Final = _Script(_CLAIM)
+
+
+class TaskKeys:
+    """The Redis keys of a deployment's tasks (see the module docstring)."""
+
+    __slots__ = ("_namespace", "done", "live", "task_prefix")
+
+    def __init__(self, namespace: str) -> None:
+        self._namespace = namespace
+        self.task_prefix = f"{namespace}:task:"
+        self.live = f"{namespace}:tasks:live"
+        self.done = f"{namespace}:tasks:done"
+
+    def task(self, task_id: str) -> str:
+        """The hash of task ``task_id``."""
+        return self.task_prefix + task_id
+
+    def owned_by(self, principal: str | None) -> str:
+        """The index of ``principal``'s tasks."""
+        if principal is None:
+            return f"{self._namespace}:tasks:anonymous"
+        return f"{self._namespace}:tasks:by:{principal}"
+
+
+class RedisTaskStore:
+    """A `mcpcore.server.TaskStore` in Redis, shared by a deployment's workers.
+
+    See the module docstring for the keys and the rules.
+
+    Args:
+        client: The worker's command connection.
+        namespace: The deployment's namespace.
+        worker: This worker's name (recorded as the runner of the tasks it creates).
+        clock: The server's clock (seconds since the epoch, as every worker's).
+        max_tasks: See `MAX_SHARED_TASKS`.
+    """
+
+    __slots__ = ("_client", "_clock", "_max_tasks", "keys", "worker")
+
+    def __init__(
+        self,
+        client: RedisClient,
+        namespace: str,
+        worker: str,
+        clock: Callable[[], float],
+        *,
+        max_tasks: int = MAX_SHARED_TASKS,
+    ) -> None:
+        if max_tasks < 1:
+            raise ValueError("max_tasks must be at least 1")
+        self._client = client
+        self._clock = clock
+        self._max_tasks = max_tasks
+        self.keys = TaskKeys(namespace)
+        self.worker = worker
+
+    async def create(self, record: TaskRecord) -> bool:
+        """Keep a new task; when full, drop the finished one expiring first, or refuse."""
+        keys = self.keys
+        expires = _expires_at(record)
+        created = await _CREATE_SCRIPT.run(
+            self._client,
+            (keys.task(record.task_id), keys.live, keys.done, keys.owned_by(record.principal)),
+            (
+                record.task_id,
+                record.status,
+                _ENCODER.encode(record),
+                _score(expires),
+                _ms(self._clock()),
+                self._max_tasks,
+                self.worker,
+                "" if expires is None else _ms(expires + EXPIRY_MARGIN),
+                keys.task_prefix,
+            ),
+        )
+        return bool(created)
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        """The task ``task_id``; None when unknown or past its TTL (by this worker's clock)."""
+        data = await self._client.execute("HGET", self.keys.task(task_id), "record")
+        return self._live(data)
+
+    async def save(self, record: TaskRecord) -> None:
+        """Keep a task's new state, unless it was dropped or has ended otherwise meanwhile.
+
+        A terminal status is final: a record stored as cancelled stays cancelled when a
+        run that finished on another worker saves it as completed, and the other way
+        round (2025-11-25 tasks: "Terminal states are final").
+        """
+        await _SAVE_SCRIPT.run(
+            self._client,
+            (self.keys.task(record.task_id), self.keys.done),
+            (record.status, _ENCODER.encode(record), record.task_id, _score(_expires_at(record))),
+        )
+
+    async def owned_by(self, principal: str | None) -> list[TaskRecord]:
+        """The live tasks of ``principal``, oldest first (2025-11-25 ``tasks/list``)."""
+        index = self.keys.owned_by(principal)
+        _, ids = await self._client.pipeline(
+            [("ZREMRANGEBYSCORE", index, "-inf", _ms(self._clock())), ("ZRANGE", index, 0, -1)]
+        )
+        records: list[TaskRecord] = []
+        gone: list[bytes] = []
+        for start in range(0, len(ids), LIST_BATCH):
+            batch = ids[start : start + LIST_BATCH]
+            replies = await self._client.pipeline(
+                [("HGET", self.keys.task(task_id.decode()), "record") for task_id in batch]
+            )
+            for task_id, data in zip(batch, replies, strict=True):
+                record = self._live(data)
+                if record is None:
+                    gone.append(task_id)
+                else:
+                    records.append(record)
+        if gone:  # (dropped for room, or expired by our clock before Redis's)
+            await self._client.execute("ZREM", index, *gone)
+        records.sort(key=lambda record: record.created_at)
+        return records
+
+    async def claim(self, task_id: str) -> None:
+        """Record this worker as the one running ``task_id`` now (a run after input)."""
+        await _CLAIM_SCRIPT.run(self._client, (self.keys.task(task_id),), (self.worker,))
+
+    async def state_of(self, task_id: str) -> tuple[str, str | None] | None:
+        """The status of ``task_id`` and the worker that runs it last; None if unknown."""
+        status, worker = await self._client.execute(
+            "HMGET", self.keys.task(task_id), "status", "worker"
+        )
+        if not isinstance(status, bytes):
+            return None
+        return status.decode(), worker.decode() if isinstance(worker, bytes) else None
+
+    def _live(self, data: object) -> TaskRecord | None:
+        if not isinstance(data, bytes):
+            return None
+        record = _DECODER.decode(data)
+        expires = _expires_at(record)
+        if expires is not None and self._clock() > expires:
+            return None
+        return record
+
+
+def _expires_at(record: TaskRecord) -> float | None:
+    """When ``record`` expires, in the server clock's seconds (None: never)."""
+    ttl = record.ttl_ms
+    return None if ttl is None else record.created_at + ttl / 1000
+
+
+def _score(expires: float | None) -> str | int:
+    """An expiry as a sorted-set score (milliseconds; never: ``+inf``)."""
+    return "+inf" if expires is None else _ms(expires)
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
