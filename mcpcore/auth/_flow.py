@@ -558,10 +558,13 @@ def _check_redirect(redirected: str, server: _Server, inputs: FlowInputs) -> str
 def _token_request(
     endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs, *, dpop: bool
 ) -> Flow:
-    headers, form = yield from _client_authentication(endpoint, form, client, inputs)
-    body = urlencode(form).encode("ascii")
     nonce: str | None = None
-    for _ in range(1 + (MAX_NONCE_RETRIES if dpop else 0)):
+    for attempt in range(1 + (MAX_NONCE_RETRIES if dpop else 0)):
+        # (Authenticated anew each time: a client assertion is not to be replayed.)
+        headers, sent_form = yield from _client_authentication(
+            endpoint, form, client, inputs, attempt
+        )
+        body = urlencode(sent_form).encode("ascii")
         sent = headers
         if dpop:
             # RFC 9449 §5: one proof in one DPoP header, for this POST to this endpoint.
@@ -577,7 +580,7 @@ def _token_request(
 
 
 def _client_authentication(
-    endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs
+    endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs, attempt: int
 ) -> Generator[Request, Answer, tuple[dict[str, str], dict[str, str]]]:
     headers = dict(_FORM)
     method = client.auth_method
@@ -588,7 +591,8 @@ def _client_authentication(
     elif method == "client_secret_post" and client.client_secret is not None:
         form = {**form, "client_id": client.client_id, "client_secret": client.client_secret}
     elif method == "private_key_jwt":
-        assertion = yield SignAssertion(claims=_assertion_claims(client, endpoint, inputs))
+        claims = _assertion_claims(client, endpoint, inputs, attempt)
+        assertion = yield SignAssertion(claims=claims)
         if not isinstance(assertion, str):
             raise TypeError("a SignAssertion is answered with the signed JWT")
         form = {**form, "client_assertion_type": _JWT_BEARER, "client_assertion": assertion}
@@ -597,17 +601,22 @@ def _client_authentication(
     return headers, form
 
 
-def _assertion_claims(client: ClientInfo, endpoint: str, inputs: FlowInputs) -> dict[str, object]:
+def _assertion_claims(
+    client: ClientInfo, endpoint: str, inputs: FlowInputs, attempt: int
+) -> dict[str, object]:
     # RFC 7523 §3: iss and sub are the client id; aud identifies the authorization
-    # server (its issuer, RFC 7523 §3 item 3 and SEP-1046's profile).
+    # server (its issuer, RFC 7523 §3 item 3 and SEP-1046's profile). A retried request
+    # (a DPoP nonce) gets a jti of its own: "the JWT MAY contain a jti ... [the AS] may
+    # ensure that JWTs are not replayed" (RFC 7523 §3 item 7).
     now = int(inputs.now)
+    jti = inputs.jti if attempt == 0 else f"{inputs.jti}.{attempt}"
     return {
         "iss": client.client_id,
         "sub": client.client_id,
         "aud": client.issuer or endpoint,
         "iat": now,
         "exp": now + ASSERTION_LIFETIME,
-        "jti": inputs.jti,
+        "jti": jti,
     }
 
 

@@ -28,6 +28,7 @@ from mcpcore.auth import (
     OAuthError,
     ObtainAssertion,
     Request,
+    SignAssertion,
     SignProof,
     access_token_hash,
     authorize,
@@ -301,3 +302,12 @@ def test_an_identity_provider_without_an_id_jag_stops_the_flow(answer: Fetched) 
     with pytest.raises(OAuthError, match="identity provider"):
         run(found, ENTERPRISE)
     assert not found.token_requests()
+
+
+def test_a_nonce_retry_signs_a_new_client_assertion() -> None:
+    found = servers(NONCE_REFUSAL, ok("DPoP"), **DPOP_METADATA)
+    config = ClientConfig(grant_type="client_credentials", client_id="m", signing_algorithm="ES256")
+    run(found, config)
+    jtis = [r.claims["jti"] for r in found.seen if isinstance(r, SignAssertion)]
+    assert len(jtis) == 2
+    assert len(set(jtis)) == 2  # (an assertion is never replayed)
