@@ -10,7 +10,8 @@ The core still does no IO: the driver gives the server a `TaskRunner` (it starts
 cancels runs; trio's nursery in `transports.serve_http`) and a way to draw task ids;
 the clock is the server's. Task state lives behind `TaskStore` (async, so that a store
 shared by workers fits the same interface); `MemoryTaskStore` is the bounded in-memory
-one. There is no Redis store yet: tasks live in the worker that created them.
+one. A deployment of several workers keeps them in Redis instead
+(`transports.Deployment`), with a runner whose runs any worker cancels and awaits.
 
 Input inside a task works like a 2026-07-28 multi round-trip request: the handler asks
 (`Context.elicit`...), the task goes to ``input_required`` with the questions under the
@@ -126,7 +127,12 @@ class TaskRecord(msgspec.Struct, kw_only=True):
 
 
 class TaskStore(Protocol):
-    """Where tasks live: memory now; a store shared by workers (Redis) later."""
+    """Where tasks live: this process's memory, or Redis for a deployment's workers.
+
+    A store shared by workers keeps a terminal status final against a concurrent
+    save ("Terminal states are final", 2025-11-25 tasks): a cancel on one worker may
+    race the run finishing on another.
+    """
 
     async def create(self, record: TaskRecord) -> bool:
         """Keep a new task durably; False when the store is full."""
