@@ -23,9 +23,17 @@ streams stay with it, in the owner's event store (the bounded in-memory one by
 default): kept in Redis they would cost two round trips per call (measured: a third of
 the throughput) and serve nobody, since only the owner can resume its session.
 
+Tasks (2026-07-28 tasks extension, 2025-11-25 core tasks) are not sessions: any worker
+answers ``tasks/get``, ``tasks/update``, ``tasks/cancel`` and ``tasks/result`` about any
+task. Their records live in Redis (`transports._deploy.task_store`, unless the server
+was given a store of its own) and each runs on one worker, which any other reaches to
+cancel it or waits on to end (`transports._deploy.task_runner`). A task whose worker
+dies stays as it was until its TTL; a ``tasks/result`` waiting on it gives up.
+
 Redis unreachable: at start, `Deployment.open` fails with `transports.RedisUnavailableError`;
 later, legacy requests get 503 until it answers again, and the 2026-07-28 era, which
-needs nothing but the key it already has, goes on.
+needs nothing but the key it already has, goes on (its tasks excepted: a call that
+would start one, and the tasks/* requests, get an internal error).
 """
 
 from __future__ import annotations
