@@ -7,6 +7,13 @@ listen streams told apart by ``subscriptionId``, legacy server requests answered
 tasks of their own); its `WebSocketLink` reads the messages from a
 `transports._websocket.channel.WebSocketChannel` and writes them as masked text frames.
 
+``auth=`` authenticates the opening handshake as the HTTP client authenticates its
+requests: a bearer token (or a callable asked again after a 401), or `transports.OAuth`,
+whose flow runs when the handshake is refused with 401 (or 403 ``insufficient_scope``),
+after which the handshake is made again on a new connection, the token in it. The
+resource's metadata is fetched over HTTP(S) from the same origin (``ws`` → ``http``,
+``wss`` → ``https``).
+
 The connection is watched with pings: a server that stops answering (and sends
 nothing else) for `WebSocketLimits.pong_timeout` fails every pending call with
 `ConnectionClosedError`, as does the server's Close frame (its code in the message) or
@@ -23,6 +30,7 @@ from contextlib import aclosing, asynccontextmanager
 from typing import cast
 
 import trio
+from wsproto.connection import Connection
 from wsproto.frame_protocol import CloseReason
 
 from mcpcore.client import (
@@ -40,6 +48,9 @@ from transports._client.notifications import (
 )
 from transports._client.opening import ClientSettings, open_client
 from transports._client.stream import StreamDriver
+from transports._http.client.auth import Authenticator, BearerAuth, HttpAuth
+from transports._http.client.oauth import OAuth
+from transports._net.errors import HttpStatusError
 from transports._net.pool import CONNECT_TIMEOUT
 from transports._runtime.busypoll import BusyPolling, socket_fd
 from transports._websocket.channel import WebSocketChannel
@@ -51,6 +62,10 @@ from transports._websocket.handshake import (
     parse_ws_url,
 )
 from transports._websocket.limits import WebSocketLimits
+
+# The refusals an authenticator is told about: 401 (no or a bad token), 403 (scope).
+_CHALLENGES = frozenset({401, 403})
+_GET = b"GET"
 
 __all__ = ["WebSocketClient", "WebSocketLink", "open_websocket_client"]
 
@@ -85,6 +100,7 @@ async def open_websocket_client(
     url: str,
     *,
     headers: Mapping[str, str] | None = None,
+    auth: HttpAuth | OAuth | None = None,
     callbacks: ClientCallbacks | None = None,
     on_notification: NotificationCallback | None = None,
     client_info: Implementation = CLIENT_INFO,
@@ -110,8 +126,10 @@ async def open_websocket_client(
 
     Args:
         url: The server's endpoint, ``ws://`` or ``wss://``.
-        headers: Extra headers for the opening handshake (``Authorization: Bearer
-            ...`` for a server that requires a token).
+        headers: Extra headers for the opening handshake.
+        auth: A bearer token, or a callable (sync or async) returning one (asked again
+            when the handshake is refused with 401), or `OAuth`: the client authorizes
+            itself when the handshake is refused, and makes it again.
         callbacks: Elicitation, sampling and roots (they set what the client declares).
         on_notification: Called with each notification that is not on a listen
             stream, one at a time in a task of its own (see `open_stdio_client`).
@@ -133,6 +151,7 @@ async def open_websocket_client(
         ValueError: A bad URL, or a header the handshake sets itself.
         ConnectionClosedError: The server could not be reached, or went away.
         HttpStatusError: The server refused the handshake (401, 403, 404...).
+        OAuthError: With `OAuth`: the authorization failed or was refused.
     """
     settings = ClientSettings(
         callbacks=callbacks,
@@ -146,13 +165,13 @@ async def open_websocket_client(
     )
     parsed = parse_ws_url(url)
     fields = header_fields(headers)
+    if auth is not None and any(name.lower() == b"authorization" for name, _ in fields):
+        raise ValueError("pass the token either as auth= or as a header, not both")
     limits = limits or WebSocketLimits()
-    stream = await connect(parsed, ssl_context=ssl_context, timeout=connect_timeout)
+    opening = _Opening(parsed, fields, _authenticator(auth, parsed), ssl_context, connect_timeout)
+    stream, protocol, subprotocol = await opening.open(limits.handshake_timeout)
     try:
         with BusyPolling(socket_fd(stream), busy_poll):  # (closed before the descriptor)
-            protocol, subprotocol = await open_handshake(
-                stream, parsed, fields, timeout=limits.handshake_timeout
-            )
             link = WebSocketLink(
                 parsed,
                 stream,
@@ -170,6 +189,69 @@ async def open_websocket_client(
                 yield client
     finally:
         await trio.aclose_forcefully(stream)
+
+
+def _authenticator(auth: HttpAuth | OAuth | None, url: WebSocketUrl) -> Authenticator | None:
+    if auth is None:
+        return None
+    if isinstance(auth, OAuth):
+        # The resource's metadata and its authorization servers are HTTP(S) resources;
+        # the WebSocket endpoint's origin serves them over HTTP (serve_websocket does).
+        scheme = "https" if url.tls else "http"
+        return auth.session(f"{scheme}://{url.authority}{url.target}")
+    return BearerAuth(auth)
+
+
+class _Opening:
+    """A connection and its opening handshake, made again after an authorization."""
+
+    def __init__(
+        self,
+        url: WebSocketUrl,
+        fields: list[tuple[bytes, bytes]],
+        auth: Authenticator | None,
+        ssl_context: ssl.SSLContext | None,
+        connect_timeout: float,
+    ) -> None:
+        self._url = url
+        self._fields = fields
+        self._auth = auth
+        self._ssl_context = ssl_context
+        self._connect_timeout = connect_timeout
+
+    async def open(self, timeout: float) -> tuple[trio.abc.Stream, Connection, str | None]:
+        """The connection, wsproto's frame protocol and the selected subprotocol.
+
+        Raises:
+            HttpStatusError: The handshake was refused (and no new token helped).
+        """
+        auth, attempt = self._auth, 0
+        while True:
+            fields, generation = self._fields, 0
+            if auth is not None:
+                extra = await auth.headers(_GET, self._url.target.encode("ascii"))
+                generation = auth.generation  # (the headers about to be sent)
+                fields = [*fields, *extra]
+            stream = await connect(
+                self._url, ssl_context=self._ssl_context, timeout=self._connect_timeout
+            )
+            try:
+                protocol, subprotocol = await open_handshake(
+                    stream, self._url, fields, timeout=timeout
+                )
+            except HttpStatusError as refused:
+                await trio.aclose_forcefully(stream)
+                if auth is None or refused.status not in _CHALLENGES:
+                    raise
+                challenge = refused.www_authenticate
+                if not await auth.challenged(refused.status, challenge, generation, attempt, None):
+                    raise
+                attempt += 1
+                continue
+            except BaseException:
+                await trio.aclose_forcefully(stream)
+                raise
+            return stream, protocol, subprotocol
 
 
 class WebSocketLink:
