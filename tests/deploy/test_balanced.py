@@ -7,7 +7,9 @@ client reach different workers. Against its URL, the same tests that pass agains
 server:
 
 - the three official conformance runs, exactly as `tests.conformance.test_server_suite`
-  runs them (its test, imported here, takes this module's ``url``);
+  runs them (its test, imported here, takes this module's ``url``), and the ``tasks-*``
+  scenarios as `tests.conformance.test_tasks_scenarios` runs them (issue 19: a task's
+  ``tasks/get``, ``tasks/update`` and ``tasks/cancel`` reach other workers than its own);
 - the official Python SDK client's tour over HTTP, legacy and auto
   (`tests.transports.test_http_server_interop`'s tests, imported likewise); and a tour
   whose sampling and elicitation answers are seen (nginx's ``X-Upstream``) to reach
@@ -41,6 +43,9 @@ from mcpcore.versions import Era
 from tests.conformance.test_server_suite import (  # noqa: F401 (collected here, on this url)
     suite,
     test_the_server_suite_passes,
+)
+from tests.conformance.test_tasks_scenarios import (  # noqa: F401 (collected here, on this url)
+    test_the_tasks_scenario_passes,
 )
 from tests.deploy.balancer import nginx_missing
 from tests.deploy.cluster import Cluster
