@@ -6,8 +6,10 @@ reaches, as a load balancer without stickiness may. A 2026-07-28 task created on
 worker is polled (``tasks/get``) on the other until it completes; its question is
 answered (``tasks/update``) on the other, which runs it on; ``tasks/cancel`` on the
 other cancels the run where it runs (the tool sees the cancellation); a 2025-11-25
-``tasks/result`` on the other blocks until the task ends; and ``tasks/list`` on the
-other shows the principal's tasks. Waits are counted polls, never clock bounds.
+``tasks/result`` on the other blocks until the task ends, gives up when the task's
+worker stops, and puts the task's question to its own client, whose answer runs the
+task on there; and ``tasks/list`` on the other shows the principal's tasks. Waits are
+counted polls, never clock bounds.
 """
 
 from __future__ import annotations
@@ -33,6 +35,15 @@ from tests.transports.http_raw import (
     modern_body,
     modern_headers,
 )
+from tests.transports.test_http_legacy_tasks import (
+    ELICITATION,
+    answer,
+    next_question,
+    open_stream,
+    start,
+    until_input_required,
+)
+from tests.transports.test_http_server_legacy import Session
 from transports import BearerAuth, Deployment, Principal, serve_http
 
 #: Polls of a task's status before a test gives up (each after the servers went idle).
@@ -291,3 +302,47 @@ async def test_tasks_list_on_the_other_worker_shows_the_principals_tasks(
         assert [task["taskId"] for task in listed["tasks"]] == [
             bob_made["result"]["task"]["taskId"]
         ]
+
+
+@http_test
+async def test_a_legacy_tasks_result_gives_up_when_the_tasks_worker_stops(
+    redis_server: RedisServer,
+) -> None:
+    held = Held()
+    async with workers(redis_server.url, held) as (first, second):
+        here = await open_legacy(first)
+        there = await open_legacy(second)
+        call = {"name": "held_job", "arguments": {}, "task": {"ttl": 60_000}}
+        created = (await legacy(first, here, "tools/call", call))["result"]
+        task_id = created["task"]["taskId"]
+        await held.started.wait()
+        first.scope.cancel()  # the worker running the task stops (its run with it)
+        await held.cancelled.wait()
+        await trio.testing.wait_all_tasks_blocked(0.05)  # (its subscription is gone)
+        refused = await legacy(second, there, "tasks/result", {"taskId": task_id})
+        assert refused["error"] == {"code": -32603, "message": "The task is not running here"}
+
+
+@http_test
+async def test_a_legacy_tasks_question_is_put_by_the_other_worker(
+    redis_server: RedisServer,
+) -> None:
+    held = Held()
+    async with (
+        workers(redis_server.url, held) as (first, second),
+        await RawConnection.open(first.port) as on_first,
+        await RawConnection.open(second.port) as on_second,
+        await RawConnection.open(second.port) as beside,
+    ):
+        creator = await Session.open(on_first, capabilities=ELICITATION)
+        task_id = await start(creator, "asking_job", {}, 1)
+        await until_input_required(creator, task_id)
+        asker = await Session.open(on_second, capabilities=ELICITATION)
+        await open_stream(asker, message("tasks/result", {"taskId": task_id}, 2))
+        question = await next_question(on_second)
+        assert question["method"] == "elicitation/create"
+        assert question["params"]["message"] == "Go on?"
+        await answer(Session(beside, asker.id, asker.version), question, {"ok": True})
+        events = [json.loads(e.data) for e in await on_second.read_all_events() if e.data]
+        assert events[-1]["result"]["content"][0]["text"] == "True on two"
+        assert held.ran_on == ["two"]
