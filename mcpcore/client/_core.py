@@ -73,6 +73,11 @@ class SessionCore:
         self._instructions: str | None = None
         self._discover_result: DiscoverResult | None = None
         self._log_level: LoggingLevel | None = None
+        # Each listed tool's 2025-11-25 ``execution.taskSupport`` ("optional" or
+        # "required"; absent is "forbidden"), and whether the whole list was read since
+        # it last changed (`ClientSession.tool_task_support`).
+        self._task_support: dict[str, str] = {}
+        self._tools_listed = False
 
     # ------------------------------------------------------------------ state
 

@@ -23,9 +23,11 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final, TypeVar, cast, get_args
 
+import msgspec
 from msgspec import UNSET
 
 from mcpcore import jsonrpc
+from mcpcore._capabilities import has_capability
 from mcpcore._state import Phase
 from mcpcore.client._connect import Connecting
 from mcpcore.client._errors import InvalidServerResponseError, McpError, TooManyInputRoundsError
@@ -38,17 +40,21 @@ from mcpcore.types import (
     CallToolRequestParams,
     CallToolResult,
     CancelTaskRequestParams,
+    CancelTaskResult,
     ClientCapabilities,
     CompleteRequestParams,
     CompleteResult,
     CompletionArgument,
     CompletionContext,
     CreateTaskExtensionResult,
+    CreateTaskResult,
     DetailedTaskResult,
     DiscoverResult,
     GetPromptRequestParams,
     GetPromptResult,
+    GetTaskPayloadRequestParams,
     GetTaskRequestParams,
+    GetTaskResult,
     InputRequiredResult,
     ListPromptsResult,
     ListResourcesResult,
@@ -71,12 +77,20 @@ from mcpcore.types import (
     SubscribeRequestParams,
     SubscriptionFilter,
     SubscriptionsListenRequestParams,
+    Task,
+    TaskMetadata,
     Tool,
     UnsubscribeRequestParams,
     UpdateTaskRequestParams,
 )
+from mcpcore.versions import Era
 
-__all__ = ["ClientSession"]
+__all__ = ["MAX_TOOLS_KNOWN", "ClientSession"]
+
+#: Tools whose 2025-11-25 ``taskSupport`` a session remembers. A server listing more
+#: is unusual; past it a tool counts as unknown, so a call to it is made plainly (pass
+#: ``task=True`` to `transports.Client.call_tool` to augment it anyway).
+MAX_TOOLS_KNOWN: Final = 4096
 
 _LOG_LEVELS: Final = frozenset(get_args(LoggingLevel))
 _Page = TypeVar(
@@ -279,7 +293,19 @@ class ClientSession(Connecting):
         )
         result = await self._call(method, params, result_type, timeout)
         self._remember(method, cursor, result)
+        if isinstance(result, ListToolsResult):
+            self._note_task_support(result.tools)
         return result
+
+    def _note_task_support(self, tools: list[Tool]) -> None:
+        known = self._task_support
+        for tool in tools:
+            execution = tool.execution
+            support = UNSET if execution is UNSET else execution.task_support
+            if support in ("optional", "required") and len(known) < MAX_TOOLS_KNOWN:
+                known[tool.name] = support
+            else:
+                known.pop(tool.name, None)
 
     # ------------------------------------------ tools, resources, prompts
 
@@ -346,6 +372,74 @@ class ClientSession(Connecting):
         )
         return result  # type: ignore[no-any-return]
 
+    async def tool_task_support(self, name: str, *, timeout: float | None = None) -> str | None:
+        """A 2025-11-25 tool's ``execution.taskSupport``: "optional", "required" or None.
+
+        None also when the server does not take task-augmented calls at all (no
+        ``capabilities.tasks.requests.tools.call``: "the client MUST NOT augment",
+        2025-11-25 basic/utilities/tasks). What ``tools/list`` said is remembered per
+        tool; a tool not seen yet has the whole list read once (each page with
+        ``timeout``), and again only after ``notifications/tools/list_changed``.
+        """
+        if self.era is not Era.LEGACY or not has_capability(
+            self._server_capabilities, "tasks.requests.tools.call"
+        ):
+            return None
+        if name not in self._task_support and not self._tools_listed:
+            async for _ in self.iter_pages("tools/list", timeout=timeout):
+                pass
+            self._tools_listed = True
+        return self._task_support.get(name)
+
+    async def start_tool_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        ttl_ms: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> CreateTaskResult | CallToolResult:
+        """A task-augmented ``tools/call`` (2025-11-25 core tasks): the task, at once.
+
+        Follow it with `task_result` (blocks until the task ends), `get_legacy_task`
+        and `cancel_task`. ``ttl_ms`` is the lifetime asked for ("receivers MAY
+        override the requested ttl"). A server that answers the call at once instead
+        returns its result.
+        """
+        params = CallToolRequestParams(
+            name=name,
+            arguments=UNSET if arguments is None else dict(arguments),
+            meta=self._meta(meta),
+            task=TaskMetadata() if ttl_ms is None else TaskMetadata(ttl=ttl_ms),
+        )
+        result = await self._exchange("tools/call", params, timeout)
+        if not isinstance(result, CreateTaskResult | CallToolResult):
+            raise InvalidServerResponseError("tools/call", "not a CreateTaskResult")
+        return result
+
+    async def task_result(self, task_id: str, *, timeout: float | None = None) -> CallToolResult:
+        """What a 2025-11-25 task's call answers, once it ends (``tasks/result``).
+
+        The server "MUST block until a terminal status": ``timeout`` must allow for
+        the whole task. Questions the task asks meanwhile arrive as requests of their
+        own, answered by the callbacks like a plain call's.
+
+        Raises:
+            McpError: The task failed (its call's JSON-RPC error) or was cancelled.
+        """
+        params = GetTaskPayloadRequestParams(task_id=task_id)
+        payload = await self._call("tasks/result", params, dict, timeout)
+        try:
+            return msgspec.convert(payload, CallToolResult)
+        except msgspec.ValidationError as exc:
+            raise InvalidServerResponseError("tasks/result", str(exc)) from None
+
+    async def get_legacy_task(self, task_id: str, *, timeout: float | None = None) -> Task:
+        """A 2025-11-25 task's status (``tasks/get``, "Result & Task")."""
+        params = GetTaskRequestParams(task_id=task_id)
+        return await self._call("tasks/get", params, GetTaskResult, timeout)
+
     async def get_task(self, task_id: str, *, timeout: float | None = None) -> DetailedTaskResult:
         """The task's status, and its result, error or questions (``tasks/get``)."""
         params = GetTaskRequestParams(task_id=task_id)
@@ -363,7 +457,9 @@ class ClientSession(Connecting):
 
         Never ``notifications/cancelled``: it "MUST NOT be used for tasks" (SEP-2663).
         """
-        await self._call("tasks/cancel", CancelTaskRequestParams(task_id=task_id), Result, timeout)
+        params = CancelTaskRequestParams(task_id=task_id)
+        # An empty ack in 2026-07-28 (SEP-2663); the cancelled task in 2025-11-25.
+        await self._call("tasks/cancel", params, Result | CancelTaskResult, timeout)  # type: ignore[arg-type]
 
     async def answer_task_input(self, task: DetailedTaskResult) -> dict[str, Any]:
         """The callbacks' answers to a task's outstanding ``inputRequests``, by key.
@@ -588,6 +684,9 @@ class ClientSession(Connecting):
         read of its uri (2026-07-28 caching: "a relevant list_changed or updated
         notification invalidates the cache").
         """
+        if event.method == "notifications/tools/list_changed":
+            self._task_support.clear()
+            self._tools_listed = False
         if self._cache is None:
             return
         params = event.params

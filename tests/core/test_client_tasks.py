@@ -6,6 +6,7 @@ real `Server` in memory; the task runs when the test says (`StepRunner`).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -93,3 +94,56 @@ async def test_without_the_extension_start_tool_gets_the_result() -> None:
     result = await link.session.start_tool("compute", {"label": "now"})
     assert isinstance(result, types.CallToolResult)
     assert not runner.pending
+
+
+# -- the 2025-11-25 core tasks ----------------------------------------------------------
+
+ASKING = ClientCallbacks(elicitation=accept)
+
+
+async def legacy_link() -> tuple[MemoryLink, StepRunner]:
+    runner = StepRunner()
+    server, _ = task_server(runner)
+    link = MemoryLink(server, callbacks=ASKING)
+    await link.session.connect("legacy")
+    return link, runner
+
+
+@asynchronous
+async def test_legacy_task_support_is_read_from_the_tool_list_once() -> None:
+    link, _ = await legacy_link()
+    session = link.session
+    assert await session.tool_task_support("must_be_a_task") == "required"
+    assert await session.tool_task_support("compute") == "optional"
+    assert await session.tool_task_support("plain") is None
+    sent = [json.loads(data) for sender, data, _ in link.pair.emitted if sender == "client"]
+    assert [m.get("method") for m in sent].count(
+        "tools/list"
+    ) == 1  # read once, then remembered (unknown names included)
+    assert await session.tool_task_support("nope") is None
+    # A changed list is read again.
+    await link.server.tools_changed()
+    assert await session.tool_task_support("nope") is None
+    sent = [json.loads(data) for sender, data, _ in link.pair.emitted if sender == "client"]
+    assert [m.get("method") for m in sent].count("tools/list") == 2
+
+
+@asynchronous
+async def test_a_legacy_task_is_started_and_its_result_asks_the_callbacks() -> None:
+    link, _ = await legacy_link()
+    session = link.session
+    created = await session.start_tool_task("ask_two", ttl_ms=5_000)
+    assert isinstance(created, types.CreateTaskResult)
+    assert created.task.ttl == 5_000
+    # tasks/result blocks (the StepRunner runs the task inside it); its questions go
+    # to the elicitation callback.
+    result = await session.task_result(created.task.task_id)
+    assert result.content[0].text == "{'ok': True},{'ok': True}"  # type: ignore[union-attr]
+    task = await session.get_legacy_task(created.task.task_id)
+    assert task.status == "completed"
+
+
+@asynchronous
+async def test_a_modern_session_knows_no_legacy_task_support() -> None:
+    link, _ = await linked()
+    assert await link.session.tool_task_support("must_be_a_task") is None

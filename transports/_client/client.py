@@ -60,7 +60,7 @@ from transports._client.calls import (
     ProgressCallback,
 )
 from transports._client.notifications import NotificationDispatcher, Subscription
-from transports._client.tasks import TaskStatusCallback, wait_for_task
+from transports._client.tasks import TaskStatusCallback, wait_for_legacy_task, wait_for_task
 from transports._client.transport import ClientTransport
 
 __all__ = [
@@ -314,6 +314,7 @@ class Client:
         reset_timeout_on_progress: bool = False,
         meta: Mapping[str, Any] | None = None,
         task_status: TaskStatusCallback | None = None,
+        task: bool | None = None,
     ) -> CallToolResult:
         """Call a tool. A tool's own failure is a result with ``is_error``, not an exception.
 
@@ -327,6 +328,13 @@ class Client:
         ``task_status``. ``timeout`` bounds each request, not the task: bound the wait
         with a cancel scope, whose cancellation cancels the task on the server too.
 
+        A 2025-11-25 server that takes task-augmented calls (``capabilities.tasks``)
+        gets one for a tool whose ``execution.taskSupport`` is "required" (read from
+        ``tools/list``, which is fetched once if the tool was not listed yet), or
+        "optional" with ``task=True``; the call then waits on the blocking
+        ``tasks/result``, whose questions the callbacks answer, polls ``tasks/get`` for
+        ``task_status`` only, and cancels the task as above.
+
         Args:
             name: The tool's name.
             arguments: Its arguments.
@@ -338,6 +346,10 @@ class Client:
                 client's ``max_total_timeout``.
             meta: Extra ``_meta`` keys (trace context...).
             task_status: Called with each new status of the task, if it runs as one.
+            task: 2025-11-25 only: True asks for a task wherever the tool allows one,
+                False never does (a "required" tool then refuses the call); None (the
+                default) asks only where the tool requires it. In 2026-07-28 the server
+                decides (``ClientCallbacks(tasks=True)`` lets it).
 
         Raises:
             TimeoutError: No answer in time; the request was cancelled on the wire.
@@ -348,6 +360,10 @@ class Client:
         meta = self._with_token(meta, progress, reset_timeout_on_progress)
         wait = self._wait(timeout, progress, reset_timeout_on_progress)
         with self._calling():
+            if self._session.era is Era.LEGACY and task is not False:
+                support = await self._session.tool_task_support(name, timeout=self._wait(timeout))
+                if support == "required" or (support == "optional" and task):
+                    return await self._call_legacy_task(name, arguments, meta, timeout, task_status)
             if not self._takes_tasks:
                 return await self._session.call_tool(name, arguments, meta=meta, timeout=wait)
             first = await self._session.start_tool(name, arguments, meta=meta, timeout=wait)
@@ -357,6 +373,23 @@ class Client:
             return await wait_for_task(
                 self._session, first, timeout=poll_timeout, on_status=task_status
             )
+
+    async def _call_legacy_task(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        meta: Mapping[str, Any] | None,
+        timeout: float | None,
+        task_status: TaskStatusCallback | None,
+    ) -> CallToolResult:
+        """A task-augmented 2025-11-25 ``tools/call``, waited for (`wait_for_legacy_task`)."""
+        wait = self._wait(timeout)
+        created = await self._session.start_tool_task(name, arguments, meta=meta, timeout=wait)
+        if isinstance(created, CallToolResult):
+            return created  # the server answered at once after all
+        return await wait_for_legacy_task(
+            self._session, created.task, timeout=wait, on_status=task_status
+        )
 
     async def read_resource(
         self,
