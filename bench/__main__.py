@@ -37,7 +37,6 @@ from bench import (
 )
 from bench._busy_poll import RECOMMENDED_BUSY_POLL
 from bench._environment import describe
-from bench._harness import Settings
 from bench._layer import Context, Layer
 from bench._optional import OPTIONAL, Availability
 from bench._plot import PlotUnavailableError, require_matplotlib, write_plot
@@ -45,6 +44,7 @@ from bench._progress import Progress
 from bench._report import document, format_table, write_json
 from bench._results import WorkloadResult
 from bench._verify import BenchmarkError
+from mcpcore_cli.bench.timing import Settings
 
 #: Every layer, in the order they run and print. New layers are appended here.
 LAYERS: tuple[Layer, ...] = (

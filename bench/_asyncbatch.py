@@ -1,6 +1,6 @@
 """Timing async clients with the synchronous harness: one operation = one batch of calls.
 
-`bench._harness.measure` times plain callables. An async client lives in an event loop,
+`mcpcore_cli.bench.timing.measure` times plain callables. An async client lives in an event loop,
 and the official SDK's lives inside task groups that must be entered and left by the
 same task. So each variant gets an *owner* task that opens the client, then runs one
 batch of calls each time it is handed a job; an operation hands it a job and runs the

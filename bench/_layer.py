@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bench._busy_poll import RECOMMENDED_BUSY_POLL
-from bench._harness import Settings
 from bench._optional import Availability
 from bench._progress import Progress
 from bench._results import WorkloadResult
+from mcpcore_cli.bench.timing import Settings
 
 __all__ = ["Context", "Layer"]
 

@@ -9,8 +9,8 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any
 
-from bench._harness import Settings
 from bench._results import MCPCORE, WorkloadResult
+from mcpcore_cli.bench.timing import Settings
 
 __all__ = [
     "BUSY_POLL_DEFINITION",

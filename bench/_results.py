@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bench._harness import Samples, ratio_samples
+from mcpcore_cli.bench.timing import Samples, ratio_samples
 
 __all__ = [
     "MCPCORE",
@@ -127,7 +127,7 @@ def from_samples(
     notes: tuple[str, ...] = (),
     parameters: dict[str, str | int | float] | None = None,
 ) -> WorkloadResult:
-    """Build the result of a rate workload from `bench._harness.measure`'s samples.
+    """Build the result of a rate workload from `mcpcore_cli.bench.timing.measure`'s samples.
 
     ``unavailable`` names the variants that belong in the table but could not run.
     """

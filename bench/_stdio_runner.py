@@ -1,6 +1,6 @@
 """Timing clients that live in their own event loop, each in a thread of its own.
 
-`bench._harness.measure` times plain callables, but the stdio clients live in event
+`mcpcore_cli.bench.timing.measure` times plain callables, but the stdio clients live in event
 loops: trio for mcpcore and the raw ceiling, asyncio (through anyio) for the official
 SDK. So each variant gets a thread running its own loop, in which an *owner* task opens
 the client (spawning its server process), then runs one batch of calls each time it is

@@ -1,7 +1,7 @@
 """One-shot workloads against server processes: each variant's client in its own loop.
 
 A storm is one long operation (10,000 notifications, 10,000 calls), not a loop to
-calibrate, so `bench._harness.measure` does not fit. Instead, per workload:
+calibrate, so `mcpcore_cli.bench.timing.measure` does not fit. Instead, per workload:
 
 1. every variant's client starts in an event loop of its own thread
    (`bench._stdio_runner`), spawning its server, before anything is timed;

@@ -29,12 +29,12 @@ from typing import Any
 import msgspec
 
 from bench import payloads
-from bench._harness import Variant, measure
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, Target, WorkloadResult, from_samples
 from bench._verify import BenchmarkError, json_differences
 from bench.payloads import Payload
 from mcpcore import DEFAULT_METHODS, jsonrpc
+from mcpcore_cli.bench.timing import Variant, measure
 
 __all__ = ["LAYER", "WORKLOADS", "Workload", "mcpcore_codec", "run"]
 

@@ -25,7 +25,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from bench._asyncbatch import BATCH, BatchRunner
-from bench._harness import Samples, Variant, measure
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, Target, WorkloadResult, from_samples
 from bench._verify import BenchmarkError
@@ -40,6 +39,7 @@ from mcpcore import (
 )
 from mcpcore.client import ClientSession, Outcome
 from mcpcore.server import Server
+from mcpcore_cli.bench.timing import Samples, Variant, measure
 
 __all__ = ["LAYER", "MemoryDriver", "connected_session", "run", "weather"]
 

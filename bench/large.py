@@ -57,7 +57,6 @@ import msgspec
 
 from bench import codec, payloads
 from bench._busy_poll import OFF, server_arguments
-from bench._harness import Variant, measure
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, WorkloadResult, from_samples
 from bench._stdio_runner import AsyncioThread, TrioThread
@@ -65,6 +64,7 @@ from bench._storm_runner import StormOutcome, StormRuns, StormVariant, run_storm
 from bench._verify import BenchmarkError
 from bench._workload_servers import LARGE_TEXTS, SCRIPT, TOOL_COUNT, resource_uri
 from mcpcore import DEFAULT_METHODS, jsonrpc
+from mcpcore_cli.bench.timing import Variant, measure
 
 __all__ = ["E2E_CALLS", "LARGE_BUSY_POLL", "LAYER", "decode_only", "encode_only", "run"]
 

@@ -563,8 +563,8 @@ LAYER = Layer("memory", "bytes per idle session and per request in flight, in me
 def _main(argv: list[str]) -> int:
     if argv[:1] == ["--probe"] and len(argv) in (3, 4):
         return _report(probe(argv[1], int(argv[2]), rss=argv[3:] == ["--rss"]))
-    from bench._harness import Settings
     from bench._optional import Availability
+    from mcpcore_cli.bench.timing import Settings
 
     settings = Settings(repeat=1, target_seconds=0.0, quick="--quick" in argv)
     for result in run(Context(settings, Availability())):

@@ -24,9 +24,9 @@ from typing import Any
 import msgspec
 
 from bench import codec, roundtrip
-from bench._harness import Settings, Variant, calibrate, measure
 from bench.payloads import Payload
 from mcpcore import DEFAULT_METHODS, jsonrpc
+from mcpcore_cli.bench.timing import Settings, Variant, calibrate, measure
 
 __all__ = ["main", "profile_operation", "steps"]
 

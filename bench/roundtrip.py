@@ -28,7 +28,6 @@ from typing import Any
 
 import msgspec
 
-from bench._harness import Variant, measure
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, WorkloadResult, from_samples
 from bench._verify import BenchmarkError
@@ -42,6 +41,7 @@ from mcpcore import (
     ResponseReceived,
     types,
 )
+from mcpcore_cli.bench.timing import Variant, measure
 
 __all__ = ["LAYER", "Exchange", "connected_pair", "mcpcore_round_trip", "run"]
 

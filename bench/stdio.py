@@ -49,7 +49,6 @@ import msgspec
 import trio
 
 from bench._busy_poll import busy_polling, server_arguments
-from bench._harness import Settings, Variant, measure
 from bench._layer import Context, Layer
 from bench._process_layer import (
     ProcessVariant,
@@ -74,6 +73,7 @@ from bench._verify import BenchmarkError
 from bench.dispatch import ARGUMENTS, MemoryDriver, build_server, weather
 from mcpcore import LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, types
 from mcpcore.client import ConnectMode, Outcome
+from mcpcore_cli.bench.timing import Settings, Variant, measure
 
 __all__ = [
     "LAYER",

@@ -49,7 +49,6 @@ import msgspec
 import trio
 
 from bench._busy_poll import server_arguments
-from bench._harness import Settings
 from bench._http_ceiling import CeilingHttpClient, open_ceiling_http
 from bench._http_servers import SCRIPT
 from bench._layer import Context, Layer
@@ -70,6 +69,7 @@ from bench.dispatch import ARGUMENTS
 from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
 from mcpcore import types
 from mcpcore.client import ConnectMode
+from mcpcore_cli.bench.timing import Settings
 
 __all__ = ["LAYER", "REPLIES", "SEQUENTIAL_BATCH", "WORKLOADS", "run", "variants"]
 

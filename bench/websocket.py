@@ -45,7 +45,6 @@ import msgspec
 import trio
 
 from bench._busy_poll import server_arguments
-from bench._harness import Settings
 from bench._layer import Context, Layer
 from bench._process_layer import (
     ProcessVariant,
@@ -66,6 +65,7 @@ from bench.dispatch import ARGUMENTS
 from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
 from mcpcore import types
 from mcpcore.client import ConnectMode
+from mcpcore_cli.bench.timing import Settings
 
 __all__ = ["LAYER", "SEQUENTIAL_BATCH", "WORKLOADS", "run", "variants"]
 

@@ -15,10 +15,10 @@ import pytest
 
 from bench import asgi
 from bench._asgi_load import LoadRequest, PythonLoad, WrkLoad, parse_wrk
-from bench._harness import Settings
 from bench._layer import Context
 from bench._optional import Availability
 from bench.stdio import EXPECTED_TEXT, exchanged_lines
+from mcpcore_cli.bench.timing import Settings
 from tests.test_bench_smoke import run_bench, workloads_by_name
 
 ROOT = Path(__file__).parent.parent

@@ -32,7 +32,6 @@ from bench._busy_poll import (
     parse_server_arguments,
     server_arguments,
 )
-from bench._harness import Settings
 from bench._http_ceiling import open_ceiling_http, serve_ceiling_http
 from bench._layer import Context
 from bench._optional import Availability
@@ -42,6 +41,7 @@ from bench._stdio_servers import serve_ceiling
 from bench._workload_servers import serve_progress_ceiling
 from bench._ws_ceiling import open_ceiling_ws, serve_ceiling_ws
 from bench.stdio import EXPECTED_TEXT, exchanged_lines
+from mcpcore_cli.bench.timing import Settings
 
 #: Any budget but the recommended one: the rows must follow ``--busy-poll``.
 BUDGET = 0.000321

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from bench._harness import Settings, Variant, measure
 from bench._layer import Context
 from bench._optional import Availability
 from bench._plot import PANELS, PlotUnavailableError, require_matplotlib, write_plot
 from bench._progress import Progress
+from mcpcore_cli.bench.timing import Settings, Variant, measure
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

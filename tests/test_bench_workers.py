@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from bench import workers
-from bench._harness import Settings
 from bench._procfs import CpuClock, connections_held, cpu_seconds_between, own_cpu_seconds
 from bench._redis_server import command_counts, start_redis
 from bench._report import OWN_RATIO_DEFINITION, format_table
 from bench._results import MCPCORE, Target, WorkloadResult
+from mcpcore_cli.bench.timing import Settings
 from tests.test_bench_smoke import run_bench, workloads_by_name
 
 WRK_INSTALLED = shutil.which("wrk") is not None

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from bench import memory, storms
-from bench._harness import Settings
 from bench._layer import Context
 from bench._optional import Availability
+from mcpcore_cli.bench.timing import Settings
 
 ROOT = Path(__file__).parent.parent
 SDK_INSTALLED = all(importlib.util.find_spec(name) for name in ("mcp", "mcp_types"))
