@@ -43,8 +43,8 @@ from bench._plot import PlotUnavailableError, require_matplotlib, write_plot
 from bench._progress import Progress
 from bench._report import document, format_table, write_json
 from bench._results import WorkloadResult
-from bench._verify import BenchmarkError
 from mcpcore_cli.bench.timing import Settings
+from mcpcore_cli.bench.verify import BenchmarkError
 
 #: Every layer, in the order they run and print. New layers are appended here.
 LAYERS: tuple[Layer, ...] = (

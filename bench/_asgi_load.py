@@ -35,7 +35,7 @@ from typing import Final, Protocol
 
 import trio
 
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 from transports._net import http1
 
 __all__ = [

@@ -29,7 +29,7 @@ import msgspec
 import trio
 
 from bench._busy_poll import OFF, busy_polling
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 from transports import BusyPolling
 from transports._net import http1
 

@@ -6,7 +6,7 @@ import socket
 import subprocess
 import time
 
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["wait_listening"]
 

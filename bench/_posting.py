@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from bench._asgi_apps import INITIALIZE, INITIALIZED, REQUEST_HEADERS
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["TIMEOUT", "exchange", "open_session", "post"]
 

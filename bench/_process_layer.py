@@ -38,8 +38,8 @@ from bench._busy_poll import OFF, busy_poll_words
 from bench._layer import Context
 from bench._results import MCPCORE, Target, WorkloadResult, from_samples
 from bench._stdio_runner import LoopThread, child_processes, kill_processes
-from bench._verify import BenchmarkError
 from mcpcore_cli.bench.timing import Samples, Settings, Variant, measure
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = [
     "QUICK_SWEEP",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcpcore_cli.bench.timing import Samples, ratio_samples
+from mcpcore_cli.bench.timing import MCPCORE, Samples, ratio_samples
 
 __all__ = [
     "MCPCORE",
@@ -23,8 +23,6 @@ __all__ = [
     "from_samples",
 ]
 
-#: The variant every ratio has in its numerator.
-MCPCORE = "mcpcore"
 #: A variant's value when the library it needs is not installed (or was left out).
 NOT_AVAILABLE = None
 

@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 
 import trio
 
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = [
     "AsyncioThread",

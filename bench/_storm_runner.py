@@ -30,7 +30,7 @@ from bench._busy_poll import OFF
 from bench._layer import Context
 from bench._results import MCPCORE
 from bench._stdio_runner import LoopThread, child_processes, kill_processes
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["MAX_REPETITIONS", "StormOutcome", "StormVariant", "run_storms"]
 

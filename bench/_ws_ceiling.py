@@ -35,7 +35,7 @@ from wsproto.events import (
 )
 
 from bench._busy_poll import OFF, busy_polling
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["PATH", "READ_SIZE", "CeilingWsClient", "open_ceiling_ws", "serve_ceiling_ws"]
 

@@ -57,8 +57,8 @@ from bench._layer import Context, Layer
 from bench._listening import wait_listening
 from bench._posting import TIMEOUT, open_session, post
 from bench._results import MCPCORE, Target, WorkloadResult
-from bench._verify import BenchmarkError
 from bench.stdio import ERAS, EXPECTED_TEXT, exchanged_lines
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = [
     "CONNECTIONS",

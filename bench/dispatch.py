@@ -27,7 +27,6 @@ from typing import Any
 from bench._asyncbatch import BATCH, BatchRunner
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, Target, WorkloadResult, from_samples
-from bench._verify import BenchmarkError
 from mcpcore import (
     Connection,
     ErrorReceived,
@@ -40,6 +39,7 @@ from mcpcore import (
 from mcpcore.client import ClientSession, Outcome
 from mcpcore.server import Server
 from mcpcore_cli.bench.timing import Samples, Variant, measure
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["LAYER", "MemoryDriver", "connected_session", "run", "weather"]
 

@@ -23,7 +23,7 @@ import time
 
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, Target, WorkloadResult
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["LAYER", "PROBES", "run", "time_command"]
 

@@ -61,10 +61,10 @@ from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, WorkloadResult, from_samples
 from bench._stdio_runner import AsyncioThread, TrioThread
 from bench._storm_runner import StormOutcome, StormRuns, StormVariant, run_storms
-from bench._verify import BenchmarkError
 from bench._workload_servers import LARGE_TEXTS, SCRIPT, TOOL_COUNT, resource_uri
 from mcpcore import DEFAULT_METHODS, jsonrpc
 from mcpcore_cli.bench.timing import Variant, measure
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["E2E_CALLS", "LARGE_BUSY_POLL", "LAYER", "decode_only", "encode_only", "run"]
 
@@ -103,7 +103,7 @@ def decode_only(payload: payloads.Payload, variant: str) -> Callable[[], object]
     if variant == "sdk":
         from mcp_types import jsonrpc_message_adapter
 
-        from bench.sdk import RESULT_TYPES
+        from mcpcore_cli.bench.sdk_codecs import RESULT_TYPES
 
         validate_json = jsonrpc_message_adapter.validate_json
         result_type = RESULT_TYPES[payload.method]
@@ -131,7 +131,7 @@ def encode_only(payload: payloads.Payload, variant: str) -> Callable[[], bytes]:
     if variant == "sdk":
         from mcp_types import JSONRPCResponse, jsonrpc_message_adapter
 
-        from bench.sdk import RESULT_TYPES
+        from mcpcore_cli.bench.sdk_codecs import RESULT_TYPES
 
         envelope: Any = jsonrpc_message_adapter.validate_json(data, by_name=False)
         result = RESULT_TYPES[payload.method].model_validate(envelope.result, by_name=False)

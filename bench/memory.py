@@ -70,7 +70,7 @@ from typing import Any, Final, NoReturn
 from bench._layer import Context, Layer
 from bench._listening import wait_listening
 from bench._results import MCPCORE, NOT_AVAILABLE, Unit, WorkloadResult
-from bench._verify import BenchmarkError
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = [
     "HTTP_SESSIONS",

@@ -9,12 +9,14 @@ of the request it answers (a response does not carry it; a real peer looks it up
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+
+from mcpcore_cli.bench.messages import Kind, Payload
 
 __all__ = [
     "KIB",
     "MIB",
+    "Kind",
     "Payload",
     "call_tool_result",
     "list_tools_result",
@@ -26,32 +28,6 @@ __all__ = [
 
 KIB = 1024
 MIB = 1024 * KIB
-
-Kind = Literal["request", "notification", "result"]
-
-
-@dataclass(frozen=True)
-class Payload:
-    """One wire message and how to read it.
-
-    Attributes:
-        kind: ``"request"``, ``"notification"`` or ``"result"``.
-        method: The method of the message, or for a result of the request it answers.
-        data: The message as compact UTF-8 JSON.
-    """
-
-    kind: Kind
-    method: str
-    data: bytes
-
-    @property
-    def size(self) -> int:
-        """The message size in bytes."""
-        return len(self.data)
-
-    def as_json(self) -> Any:
-        """The message parsed with the standard library, to compare outputs against."""
-        return json.loads(self.data)
 
 
 def _compact(message: dict[str, Any]) -> bytes:

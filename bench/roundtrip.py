@@ -30,7 +30,6 @@ import msgspec
 
 from bench._layer import Context, Layer
 from bench._results import MCPCORE, WorkloadResult, from_samples
-from bench._verify import BenchmarkError
 from mcpcore import (
     CLIENT,
     LATEST_LEGACY_VERSION,
@@ -42,6 +41,7 @@ from mcpcore import (
     types,
 )
 from mcpcore_cli.bench.timing import Variant, measure
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["LAYER", "Exchange", "connected_pair", "mcpcore_round_trip", "run"]
 

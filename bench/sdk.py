@@ -9,8 +9,8 @@ path": only the steps that turn bytes into typed models and back.
 * Reading: ``mcp_types.jsonrpc_message_adapter.validate_json(data, by_name=False)``, as
   the stdio transports do (``mcp/server/stdio.py``, ``mcp/client/stdio.py``), gives a
   ``JSONRPCRequest``/``JSONRPCNotification``/``JSONRPCResponse`` whose body is a dict;
-  then ``params_type.model_validate(params, by_name=False)`` as the server runner does
-  (``mcp/server/runner.py``), or ``result_type.model_validate(raw, by_name=False)`` as
+  then ``params_model.model_validate(params, by_name=False)`` as the server runner does
+  (``mcp/server/runner.py``), or ``result_model.model_validate(raw, by_name=False)`` as
   the client session does (``mcp/client/session.py``).
 * Writing: ``model_dump(by_alias=True, mode="json", exclude_none=True)`` of the typed
   value (session and runner), wrapped in the JSON-RPC model the dispatcher builds, and
@@ -39,7 +39,6 @@ Neither counts the middleware chain, contexts, tasks, OpenTelemetry spans or str
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from mcp_types import (
     CallToolRequest,
@@ -48,10 +47,7 @@ from mcp_types import (
     JSONRPCNotification,
     JSONRPCRequest,
     JSONRPCResponse,
-    ListToolsResult,
     ProgressNotification,
-    ProgressNotificationParams,
-    ReadResourceResult,
     RequestParams,
     jsonrpc_message_adapter,
 )
@@ -62,85 +58,18 @@ from mcp_types.methods import (
     validate_server_result,
 )
 
-from bench.payloads import Payload
+from mcpcore_cli.bench.messages import Payload
+from mcpcore_cli.bench.sdk_codecs import (
+    UnexpectedMessageError,
+    codec,
+    params_type,
+    result_type,
+)
 
 __all__ = ["VERSION", "codec", "round_trip", "session_codec"]
 
 #: The negotiated revision the session path validates against.
 VERSION = "2025-11-25"
-
-#: The typed params of the requests and notifications the benchmarks send.
-PARAMS_TYPES: dict[str, Any] = {
-    "tools/call": CallToolRequestParams,
-    "notifications/progress": ProgressNotificationParams,
-}
-#: The typed results of the responses the benchmarks send, by the request's method.
-RESULT_TYPES: dict[str, Any] = {
-    "tools/call": CallToolResult,
-    "resources/read": ReadResourceResult,
-    "tools/list": ListToolsResult,
-}
-
-
-class UnexpectedMessageError(Exception):
-    """The SDK read a message of another kind than the workload sends."""
-
-
-def codec(payload: Payload) -> Callable[[], bytes]:
-    """Decode ``payload`` into the SDK's typed models and encode it back, as the SDK does."""
-    data = payload.data
-    validate_json = jsonrpc_message_adapter.validate_json
-    if payload.kind == "result":
-        result_type = RESULT_TYPES[payload.method]
-
-        def result_codec() -> bytes:
-            message = validate_json(data, by_name=False)
-            if not isinstance(message, JSONRPCResponse):
-                raise UnexpectedMessageError(type(message).__name__)
-            result = result_type.model_validate(message.result, by_name=False)
-            out = JSONRPCResponse(
-                jsonrpc="2.0",
-                id=message.id,
-                result=result.model_dump(by_alias=True, mode="json", exclude_none=True),
-            )
-            text: str = out.model_dump_json(by_alias=True, exclude_unset=True)
-            return text.encode()
-
-        return result_codec
-
-    params_type = PARAMS_TYPES[payload.method]
-    if payload.kind == "request":
-
-        def request_codec() -> bytes:
-            message = validate_json(data, by_name=False)
-            if not isinstance(message, JSONRPCRequest):
-                raise UnexpectedMessageError(type(message).__name__)
-            params = params_type.model_validate(message.params, by_name=False)
-            out = JSONRPCRequest(
-                jsonrpc="2.0",
-                id=message.id,
-                method=message.method,
-                params=params.model_dump(by_alias=True, mode="json", exclude_none=True),
-            )
-            text: str = out.model_dump_json(by_alias=True, exclude_unset=True)
-            return text.encode()
-
-        return request_codec
-
-    def notification_codec() -> bytes:
-        message = validate_json(data, by_name=False)
-        if not isinstance(message, JSONRPCNotification):
-            raise UnexpectedMessageError(type(message).__name__)
-        params = params_type.model_validate(message.params, by_name=False)
-        out = JSONRPCNotification(
-            jsonrpc="2.0",
-            method=message.method,
-            params=params.model_dump(by_alias=True, mode="json", exclude_none=True),
-        )
-        text: str = out.model_dump_json(by_alias=True, exclude_unset=True)
-        return text.encode()
-
-    return notification_codec
 
 
 def session_codec(payload: Payload) -> Callable[[], bytes]:
@@ -149,14 +78,14 @@ def session_codec(payload: Payload) -> Callable[[], bytes]:
     method = payload.method
     validate_json = jsonrpc_message_adapter.validate_json
     if payload.kind == "result":
-        result_type = RESULT_TYPES[method]
+        result_model = result_type(method)
 
         def result_codec() -> bytes:
             message = validate_json(data.decode(), by_name=False)
             if not isinstance(message, JSONRPCResponse):
                 raise UnexpectedMessageError(type(message).__name__)
             validate_server_result(method, VERSION, message.result)
-            result = result_type.model_validate(message.result, by_name=False)
+            result = result_model.model_validate(message.result, by_name=False)
             dumped = result.model_dump(by_alias=True, mode="json", exclude_none=True)
             out = JSONRPCResponse(
                 jsonrpc="2.0",
@@ -169,7 +98,7 @@ def session_codec(payload: Payload) -> Callable[[], bytes]:
         return result_codec
 
     if payload.kind == "request":
-        params_type = PARAMS_TYPES[method]
+        params_model = params_type(method)
 
         def request_codec() -> bytes:
             message = validate_json(data.decode(), by_name=False)
@@ -178,7 +107,7 @@ def session_codec(payload: Payload) -> Callable[[], bytes]:
             if "_meta" in message.params:
                 RequestParams.model_validate(message.params, by_name=False)
             validate_client_request(message.method, VERSION, message.params)
-            params = params_type.model_validate(message.params, by_name=False)
+            params = params_model.model_validate(message.params, by_name=False)
             dumped = CallToolRequest(params=params).model_dump(
                 by_alias=True, mode="json", exclude_none=True
             )

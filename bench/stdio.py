@@ -69,11 +69,11 @@ from bench._stdio_runner import (
     trio_gather,
 )
 from bench._stdio_servers import READ_SIZE, SCRIPT
-from bench._verify import BenchmarkError
 from bench.dispatch import ARGUMENTS, MemoryDriver, build_server, weather
 from mcpcore import LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION, types
 from mcpcore.client import ConnectMode, Outcome
 from mcpcore_cli.bench.timing import Settings, Variant, measure
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = [
     "LAYER",

@@ -80,8 +80,8 @@ from bench._layer import Context, Layer
 from bench._results import MCPCORE, NOT_AVAILABLE, WorkloadResult
 from bench._stdio_runner import AsyncioThread, TrioThread
 from bench._storm_runner import StormOutcome, StormRuns, StormVariant, run_storms
-from bench._verify import BenchmarkError
 from bench._workload_servers import READ_SIZE, SCRIPT
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = [
     "CANCEL_CALLS",

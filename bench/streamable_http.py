@@ -64,12 +64,12 @@ from bench._process_layer import (
 )
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import AsyncioThread, TrioThread, asyncio_gather, trio_gather
-from bench._verify import BenchmarkError
 from bench.dispatch import ARGUMENTS
 from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
 from mcpcore import types
 from mcpcore.client import ConnectMode
 from mcpcore_cli.bench.timing import Settings
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["LAYER", "REPLIES", "SEQUENTIAL_BATCH", "WORKLOADS", "run", "variants"]
 

@@ -58,7 +58,6 @@ from bench._process_layer import (
 )
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench._stdio_runner import TrioThread, trio_gather
-from bench._verify import BenchmarkError
 from bench._ws_ceiling import PATH, CeilingWsClient, open_ceiling_ws
 from bench._ws_servers import SCRIPT
 from bench.dispatch import ARGUMENTS
@@ -66,6 +65,7 @@ from bench.stdio import ERAS, EXPECTED_TEXT, ceiling_text, exchanged_lines
 from mcpcore import types
 from mcpcore.client import ConnectMode
 from mcpcore_cli.bench.timing import Settings
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["LAYER", "SEQUENTIAL_BATCH", "WORKLOADS", "run", "variants"]
 

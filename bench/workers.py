@@ -77,8 +77,8 @@ from bench._procfs import (
 from bench._procfs import available as procfs_available
 from bench._redis_server import RedisProcess, command_counts, start_redis
 from bench._results import Target, WorkloadResult
-from bench._verify import BenchmarkError
 from mcpcore.versions import LATEST_LEGACY_VERSION, LATEST_MODERN_VERSION
+from mcpcore_cli.bench.verify import BenchmarkError
 from mcpcore_cli.workers import SHUTDOWN_GRACE
 
 __all__ = [

@@ -14,8 +14,8 @@ from bench._layer import Context
 from bench._optional import Availability
 from bench._process_layer import ProcessVariant, Workload, measure_rows
 from bench._results import NOT_AVAILABLE
-from bench._verify import BenchmarkError
 from mcpcore_cli.bench.timing import Settings
+from mcpcore_cli.bench.verify import BenchmarkError
 
 ANSWER = "ok"
 #: The batch (the sweep's second point) at which the failing client breaks.

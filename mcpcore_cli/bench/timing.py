@@ -23,8 +23,10 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import Final
 
 __all__ = [
+    "MCPCORE",
     "Samples",
     "Settings",
     "Variant",
@@ -60,6 +62,10 @@ class Settings:
     target_seconds: float
     quick: bool = False
     report: Callable[[str], None] = field(default=_ignore, compare=False, repr=False)
+
+
+#: The variant every ratio has in its numerator.
+MCPCORE: Final = "mcpcore"
 
 
 @dataclass(frozen=True)
