@@ -37,7 +37,7 @@ from mcpcore_cli.bench.codecs import (
 from mcpcore_cli.bench.messages import Payload
 from mcpcore_cli.bench.timing import Variant, measure
 
-__all__ = ["LAYER", "WORKLOADS", "Workload", "mcpcore_codec", "run"]
+__all__ = ["LAYER", "WORKLOADS", "Workload", "run", "variants_for"]
 
 #: "mcpcore within 1.5x of bare msgspec on the same bytes".
 NEAR_MSGSPEC = Target("msgspec >= 0.67", "mcpcore/msgspec", 0.67)

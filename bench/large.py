@@ -8,7 +8,7 @@ name, title, description and an input schema of 2 or 3 properties; 0.6 MB).
 **Codec** (messages per second; one operation = the bytes in, typed, and back to
 bytes; as the codec layer, whose ``1 MiB`` row is not repeated here):
 
-* ``mcpcore``: `bench.codec.mcpcore_codec` (the path `mcpcore.Connection` takes);
+* ``mcpcore``: `mcpcore_cli.bench.codecs.mcpcore_codec` (the path `mcpcore.Connection` takes);
 * ``sdk``: the official SDK's leanest typed path (`bench.sdk.codec`);
 * ``msgspec`` and ``orjson``: JSON to builtins and back, the untyped ceilings.
 
@@ -63,6 +63,7 @@ from bench._stdio_runner import AsyncioThread, TrioThread
 from bench._storm_runner import StormOutcome, StormRuns, StormVariant, run_storms
 from bench._workload_servers import LARGE_TEXTS, SCRIPT, TOOL_COUNT, resource_uri
 from mcpcore import DEFAULT_METHODS, jsonrpc
+from mcpcore_cli.bench import codecs
 from mcpcore_cli.bench.timing import Variant, measure
 from mcpcore_cli.bench.verify import BenchmarkError
 
@@ -179,7 +180,7 @@ def _codec_rows(context: Context) -> list[WorkloadResult]:
         variants = [
             variant for variant in codec.variants_for(payload, context) if variant.name in columns
         ]
-        notes = codec.verify(payload, variants)
+        notes = codecs.verify(payload, variants)
         rows.append(
             from_samples(
                 LAYER.name,

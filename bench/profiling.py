@@ -26,6 +26,7 @@ import msgspec
 from bench import codec, roundtrip
 from bench.payloads import Payload
 from mcpcore import DEFAULT_METHODS, jsonrpc
+from mcpcore_cli.bench import codecs
 from mcpcore_cli.bench.timing import Settings, Variant, calibrate, measure
 
 __all__ = ["main", "profile_operation", "steps"]
@@ -75,10 +76,10 @@ def steps(payload: Payload) -> list[Variant]:
         Variant("mcpcore: decode_envelope", lambda: jsonrpc.decode_envelope(data)),
         Variant("mcpcore: typed decode of the body", lambda: decode_body(body)),
         Variant("mcpcore: encode", encode),
-        Variant("mcpcore: whole operation", codec.mcpcore_codec(payload)),
+        Variant("mcpcore: whole operation", codecs.mcpcore_codec(payload)),
         Variant("msgspec: decode to builtins", lambda: plain_decoder.decode(data)),
         Variant("msgspec: encode builtins", lambda: plain_encoder.encode(untyped)),
-        Variant("msgspec: whole operation", codec.msgspec_codec(data)),
+        Variant("msgspec: whole operation", codecs.msgspec_codec(data)),
     ]
 
 
@@ -129,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         payload = known[name].build()
         print(f"== {name} ({payload.size} B)")
         print_steps(payload)
-        print(profile_operation(codec.mcpcore_codec(payload), args.top))
+        print(profile_operation(codecs.mcpcore_codec(payload), args.top))
     return 0
 
 
