@@ -58,6 +58,9 @@ class ConnectionPool:
         connect_timeout: See `CONNECT_TIMEOUT`.
         busy_poll: Seconds to spin waiting for an answer before the event loop sleeps;
             0 (the default) never spins (see `transports.RECOMMENDED_BUSY_POLL`).
+        address: The IP address to connect to, already resolved (and checked) by the
+            caller, instead of resolving ``url``'s host again; TLS still verifies the
+            certificate against ``url``'s host, and the caller's ``Host`` header names it.
     """
 
     def __init__(
@@ -69,6 +72,7 @@ class ConnectionPool:
         max_idle: int = MAX_IDLE_CONNECTIONS,
         connect_timeout: float = CONNECT_TIMEOUT,
         busy_poll: float = 0.0,
+        address: str | None = None,
     ) -> None:
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
@@ -81,6 +85,7 @@ class ConnectionPool:
         self._max_idle = max_idle
         self._connect_timeout = connect_timeout
         self._busy_poll = busy_poll
+        self._address = address
         self._idle: list[HttpConnection] = []
         self._closed = False
 
@@ -142,9 +147,10 @@ class ConnectionPool:
     async def _connect(self) -> HttpConnection:
         url = self._url
         where = f"{url.host}:{url.port}"
+        host = self._address or url.host
         with trio.move_on_after(self._connect_timeout) as waited:
             try:
-                stream: trio.abc.Stream = await trio.open_tcp_stream(url.host, url.port)
+                stream: trio.abc.Stream = await trio.open_tcp_stream(host, url.port)
             except OSError as exc:
                 raise ConnectFailedError(f"can't connect to {where}: {exc}") from exc
             if self._ssl_context is not None:

@@ -3,7 +3,8 @@
 One concept per module (the URL, the HTTP/1.1 connections and their pool are
 `transports._net`'s, shared with the WebSocket client): `exchange` (a request and its
 response), `auth` (bearer tokens), `oauth` (OAuth 2.1, driving `mcpcore.auth`; `assertion`
-signs ``private_key_jwt``, `dpop` holds the DPoP key and signs proofs), `router` (where the
+signs ``private_key_jwt``, `dpop` holds the DPoP key and signs proofs, `destinations`
+says which addresses its fetches may reach: the SSRF policy), `router` (where the
 server's messages go), `events` (event streams into the router), `answers` (event streams
 answering a request), `legacy` (a legacy session: its id, GET streams, re-initialization,
 DELETE), `http_sse` (the 2024-11-05 transport), `outcomes` (ending a request without an

@@ -7,6 +7,11 @@ asks the ``assertion`` callback for the JWT-bearer grant's JWT, signs ``private_
 assertions and DPoP proofs (PyJWT, the ``oauth`` extra), draws the PKCE verifier and
 ``state`` from `secrets` and reads the clock.
 
+Every URL fetched came from a server, so each is resolved first and checked against
+SSRF (`destinations`: never link-local, multicast or reserved addresses; private and
+loopback ones only for an MCP server in the same zone, or with
+``allow_private_networks=True``), and the connection goes to the very addresses checked.
+
 With a DPoP-bound token (RFC 9449; where the authorization server advertises DPoP)
 `OAuthSession` sends ``Authorization: DPoP <token>`` and a fresh proof with every
 request, and on a resource server's ``use_dpop_nonce`` 401 sends the request again with
@@ -52,9 +57,10 @@ from mcpcore.auth import (
 )
 from transports._client.errors import ConnectionClosedError
 from transports._http.client.auth import AuthHeaders
+from transports._http.client.destinations import AddressGuard
 from transports._http.client.exchange import BodyTooLargeError, Response
 from transports._net.client_connection import Headers
-from transports._net.pool import ConnectionPool
+from transports._net.pool import ConnectFailedError, ConnectionPool
 from transports._net.url import HttpUrl, parse_url
 
 if TYPE_CHECKING:
@@ -209,6 +215,12 @@ class OAuth:
         storage: Where tokens and registrations are kept (`InMemoryTokenStorage`).
         ssl_context: For ``https`` metadata and token endpoints (the system's store by
             default).
+        allow_private_networks: Let the flow's requests reach private (RFC 1918, unique
+            local, carrier-grade NAT) and loopback addresses whatever the MCP server's
+            address: for an authorization server on the intranet of a public MCP server.
+            Without it they are refused (server-side request forgery), unless the MCP
+            server is on such an address too. Link-local (cloud metadata services),
+            multicast and reserved addresses are refused either way.
     """
 
     def __init__(
@@ -231,6 +243,7 @@ class OAuth:
         want_refresh_token: bool = True,
         storage: TokenStorage | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        allow_private_networks: bool = False,
     ) -> None:
         needs = {
             "authorization_code": ("on_redirect", on_redirect),
@@ -260,6 +273,7 @@ class OAuth:
         self._dpop_key: DpopKey | None = None
         self._private_key = private_key
         self._ssl_context = ssl_context
+        self.allow_private_networks = allow_private_networks
 
     def __repr__(self) -> str:
         return f"OAuth(grant_type={self.config.grant_type!r}, client_id={self.config.client_id!r})"
@@ -268,10 +282,16 @@ class OAuth:
         """The authorizer of one client connection to ``server_url`` (used by the client)."""
         return OAuthSession(self, parse_url(server_url))
 
-    async def run(self, request: Request) -> Fetched | str:
-        """Do what the flow asked (a fetch, the user's redirect, a JWT, a signature)."""
+    async def run(self, request: Request, guard: AddressGuard | None = None) -> Fetched | str:
+        """Do what the flow asked (a fetch, the user's redirect, a JWT, a signature).
+
+        A fetch goes only where ``guard`` allows (the MCP server's session passes its
+        own; without one no server vouches for private or loopback addresses).
+        """
         if isinstance(request, Fetch):
-            return await self._fetch(request)
+            if guard is None:
+                guard = AddressGuard(None, allow_private_networks=self.allow_private_networks)
+            return await self._fetch(request, guard)
         if isinstance(request, Redirect):
             return await self._redirect(request.url)
         if isinstance(request, ObtainAssertion):
@@ -320,15 +340,29 @@ class OAuth:
 
         return sign_assertion(request.claims, self._private_key, self.config.signing_algorithm)
 
-    async def _fetch(self, request: Fetch) -> Fetched:
+    async def _fetch(self, request: Fetch, guard: AddressGuard) -> Fetched:
         url = parse_url(request.url)
-        # One connection per request: the flow talks to each server a handful of times.
-        pool = ConnectionPool(url, ssl_context=self._ssl_context, max_connections=1, max_idle=0)
         try:
             with trio.fail_after(FETCH_TIMEOUT):
-                return await _round_trip(pool, url, request)
+                addresses = await guard.check(url)
+                # Each address in turn while the connection fails (nothing sent yet), as
+                # RFC 8305 §5 would, only slower: never the name again (DNS rebinding).
+                for address in addresses[:-1]:
+                    try:
+                        return await self._fetch_at(address, url, request)
+                    except ConnectFailedError:
+                        continue
+                return await self._fetch_at(addresses[-1], url, request)
         except (ConnectionClosedError, TimeoutError) as exc:
             raise OAuthError(f"{request.method} {request.url} failed: {exc}") from None
+
+    async def _fetch_at(self, address: str, url: HttpUrl, request: Fetch) -> Fetched:
+        # One connection per request: the flow talks to each server a handful of times.
+        pool = ConnectionPool(
+            url, ssl_context=self._ssl_context, max_connections=1, max_idle=0, address=address
+        )
+        try:
+            return await _round_trip(pool, url, request)
         finally:
             with trio.CancelScope(shield=True):
                 await pool.aclose()
@@ -372,6 +406,7 @@ class OAuthSession:
     def __init__(self, oauth: OAuth, url: HttpUrl) -> None:
         self._oauth = oauth
         self._url = url
+        self._guard = AddressGuard(url.host, allow_private_networks=oauth.allow_private_networks)
         self._lock = trio.Lock()
         self._tokens: Tokens | None = None
         self._headers: AuthHeaders = _NO_HEADERS  # (a Bearer token's, built once)
@@ -504,7 +539,7 @@ class OAuthSession:
     async def _drive(self, flow: Generator[Request, Fetched | str, _T]) -> _T:
         request = next(flow)
         while True:
-            answer = await self._oauth.run(request)
+            answer = await self._oauth.run(request, self._guard)
             try:
                 request = flow.send(answer)
             except StopIteration as done:
