@@ -6,8 +6,8 @@ reaches, as a load balancer without stickiness may. A 2026-07-28 task created on
 worker is polled (``tasks/get``) on the other until it completes; its question is
 answered (``tasks/update``) on the other, which runs it on; ``tasks/cancel`` on the
 other cancels the run where it runs (the tool sees the cancellation); a 2025-11-25
-``tasks/result`` on the other blocks until the task ends, gives up when the task's
-worker stops, and puts the task's question to its own client, whose answer runs the
+``tasks/result`` on the other blocks until the task ends (failed, when the task's
+worker stops), and puts the task's question to its own client, whose answer runs the
 task on there; and ``tasks/list`` on the other shows the principal's tasks. Waits are
 counted polls, never clock bounds.
 """
@@ -305,7 +305,7 @@ async def test_tasks_list_on_the_other_worker_shows_the_principals_tasks(
 
 
 @http_test
-async def test_a_legacy_tasks_result_gives_up_when_the_tasks_worker_stops(
+async def test_a_task_whose_worker_stops_fails_for_a_tasks_result_waiting_elsewhere(
     redis_server: RedisServer,
 ) -> None:
     held = Held()
@@ -316,11 +316,23 @@ async def test_a_legacy_tasks_result_gives_up_when_the_tasks_worker_stops(
         created = (await legacy(first, here, "tools/call", call))["result"]
         task_id = created["task"]["taskId"]
         await held.started.wait()
-        first.scope.cancel()  # the worker running the task stops (its run with it)
-        await held.cancelled.wait()
-        await trio.testing.wait_all_tasks_blocked(0.05)  # (its subscription is gone)
-        refused = await legacy(second, there, "tasks/result", {"taskId": task_id})
-        assert refused["error"] == {"code": -32603, "message": "The task is not running here"}
+        answers: list[Any] = []
+
+        async def wait_for_result() -> None:
+            answers.append(await legacy(second, there, "tasks/result", {"taskId": task_id}))
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(wait_for_result)
+            await trio.testing.wait_all_tasks_blocked(0.05)
+            first.scope.cancel()  # the worker running the task stops (a restart)
+        assert held.cancelled.is_set()
+        [answer] = answers
+        assert answer["error"] == {
+            "code": -32603,
+            "message": "The server stopped while the task was running",
+        }
+        got = (await legacy(second, there, "tasks/get", {"taskId": task_id}))["result"]
+        assert got["status"] == "failed"
 
 
 @http_test

@@ -38,6 +38,7 @@ would start one, and the tasks/* requests, get an internal error).
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 import time
@@ -57,6 +58,7 @@ from transports._net.limits import HttpLimits
 from transports._redis import (
     RedisAddress,
     RedisClient,
+    RedisUnavailableError,
     open_redis,
     open_subscriber,
     parse_redis_url,
@@ -65,10 +67,14 @@ from transports._runtime import primitives
 from transports._runtime.serving import SECRET_SIZE
 from transports._runtime.tasks import GroupTaskRunner, new_task_id
 
-__all__ = ["DEFAULT_NAMESPACE", "Deployment"]
+__all__ = ["DEFAULT_NAMESPACE", "STOP_TIMEOUT", "Deployment"]
 
 #: The prefix of every Redis key and channel of a deployment unless told otherwise.
 DEFAULT_NAMESPACE: Final = "mcpcore"
+#: Seconds a stopping worker spends failing the tasks it runs, at most: a restart must
+#: not hang on a Redis that doesn't answer (the tasks then stay ``working`` until their
+#: TTL, as a crashed worker's do).
+STOP_TIMEOUT: Final = 5.0
 #: What a namespace may hold: it becomes part of key and channel names.
 _NAMESPACE: Final = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
 
@@ -129,6 +135,7 @@ class Deployment:
                     client, self.namespace, worker, time.time, max_tasks=self.max_tasks
                 )
                 server.tasks.store = store
+            sessions: RedisSessions | None = None
             try:
                 server.configure(secret=await _shared_key(client, names), clock=time.time)
                 async with self._join(
@@ -138,6 +145,8 @@ class Deployment:
             finally:
                 if store is not None and server.tasks.store is store:
                     server.tasks.store = None  # (served again alone, it keeps tasks in memory)
+                if sessions is not None and sessions.tasks is not None and store is not None:
+                    await _fail_interrupted(self.address, sessions.tasks, store)
 
     @asynccontextmanager
     async def _join(
@@ -190,6 +199,25 @@ class Deployment:
             finally:
                 server.hub = hub.local
                 group.cancel_scope.cancel()
+
+
+async def _fail_interrupted(
+    address: RedisAddress, runner: SharedTaskRunner, store: RedisTaskStore
+) -> None:
+    """The worker stopped: fail the tasks whose runs it cut, within `STOP_TIMEOUT`.
+
+    Over a connection of its own, shielded: the worker's command connection may have
+    been cancelled with it.
+    """
+    if not runner.interrupted:
+        return
+    deadline = primitives.current_time() + STOP_TIMEOUT
+    with (
+        primitives.CancelScope(shield=True, deadline=deadline),
+        contextlib.suppress(RedisUnavailableError),
+    ):
+        async with open_redis(address) as client:
+            await runner.fail_interrupted(store.using(client))
 
 
 async def _shared_key(client: RedisClient, names: Names) -> bytes:

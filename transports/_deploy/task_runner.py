@@ -26,6 +26,12 @@ it reach any worker, and the core asks this runner two things (`mcpcore.server`'
   poll also asks whether the running worker still listens on its channel (as a relay
   does): a task whose worker is gone will never end, and the wait says so (False, the
   core answers with an error) rather than block until the task's TTL.
+
+A worker that stops (a restart, a deploy) fails the tasks whose runs it cut
+(`SharedTaskRunner.fail_interrupted`), so that clients polling them elsewhere learn it
+instead of seeing ``working`` until the TTL. A worker that
+crashes can't: its tasks stay as they were until their TTL (a ``tasks/result`` waiting
+on one gives up, above).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Final
 
+from mcpcore import jsonrpc, types
 from mcpcore.server import DEFAULT_POLL_INTERVAL_MS
 from transports._deploy.messages import CancelTask, Message
 from transports._deploy.task_store import TERMINAL_STATUSES, RedisTaskStore
@@ -42,13 +49,29 @@ from transports._runtime import primitives
 from transports._runtime.primitives import AnyTaskGroup
 from transports._runtime.tasks import GroupTaskRunner
 
-__all__ = ["WAIT_POLL_INTERVAL", "SharedTaskRunner"]
+__all__ = ["GONE_POLLS", "STOPPED", "WAIT_POLL_INTERVAL", "SharedTaskRunner"]
 
 #: Seconds between two reads of a task running on another worker, for a 2025-11-25
 #: ``tasks/result`` waiting on it: the interval we ask polling clients to keep
 #: (`mcpcore.server.DEFAULT_POLL_INTERVAL_MS`), so a blocked request learns of the end no
 #: later than a polling client would, at the same cost to Redis.
 WAIT_POLL_INTERVAL: Final = DEFAULT_POLL_INTERVAL_MS / 1000
+
+#: Polls in a row that find a task's worker gone before a wait gives up, besides the
+#: first: a worker that stops fails its tasks as it goes, and its subscription (how we
+#: tell it lives) may go first; one more interval lets that failure be read.
+GONE_POLLS: Final = 1
+#: What `SharedTaskRunner._find` finds of a run elsewhere.
+_ENDED: Final = "ended"  # the task is terminal, or gone from the store
+_STUCK: Final = "stuck"  # no run will end it
+_RUNS: Final = "runs"  # a live worker runs it (or Redis can't tell now)
+_GONE: Final = "gone"  # the worker that runs it no longer listens
+
+#: The error of a task whose worker stopped while it ran (a failed task carries "a
+#: JSON-RPC error only", SEP-2663; -32603, as any run that could not finish).
+STOPPED: Final = types.Error(
+    code=jsonrpc.INTERNAL_ERROR, message="The server stopped while the task was running"
+)
 
 #: Publishes a message on the hub channel, to every worker; False when Redis is unreachable.
 Broadcast = Callable[[Message], Awaitable[bool]]
@@ -67,7 +90,7 @@ class SharedTaskRunner:
         alive: Whether a worker still listens.
     """
 
-    __slots__ = ("_alive", "_broadcast", "_group", "_local", "_store")
+    __slots__ = ("_alive", "_broadcast", "_group", "_local", "_store", "interrupted")
 
     def __init__(
         self, group: AnyTaskGroup, store: RedisTaskStore, *, broadcast: Broadcast, alive: Alive
@@ -77,6 +100,9 @@ class SharedTaskRunner:
         self._store = store
         self._broadcast = broadcast
         self._alive = alive
+        #: Tasks whose runs were cancelled from outside (the worker stopping), not by
+        #: `cancel`: at most one per run.
+        self.interrupted: set[str] = set()
 
     def __len__(self) -> int:
         return len(self._local)
@@ -90,9 +116,32 @@ class SharedTaskRunner:
             # gone, it gives up early. Neither loses the task's outcome.)
             with contextlib.suppress(RedisUnavailableError):
                 await store.claim(task_id)
-            await work()
+            try:
+                await work()
+            except primitives.cancelled_class():
+                # (`cancel` forgets a run before cancelling it: one still known here was
+                # cut from outside, by the worker stopping.)
+                if task_id in self._local:
+                    self.interrupted.add(task_id)
+                raise
 
         self._local.start(task_id, claimed)
+
+    async def fail_interrupted(self, store: RedisTaskStore) -> None:
+        """This worker stopped: fail the tasks whose runs it cut (unless they moved on).
+
+        Through ``store``, the deployment's store on a connection of the caller's (the
+        worker's own may have gone with it).
+        """
+        for task_id in sorted(self.interrupted):
+            if await store.state_of(task_id) != ("working", store.worker):
+                continue
+            record = await store.get(task_id)
+            if record is not None:
+                record.status = "failed"
+                record.error = STOPPED
+                record.last_updated_at = store.clock()
+                await store.save(record)  # (a terminal status written meanwhile stays)
 
     def cancel(self, task_id: str) -> None:
         """Cancel the run of ``task_id``: here at once, elsewhere through the hub channel."""
@@ -114,32 +163,36 @@ class SharedTaskRunner:
         """Return once the run of ``task_id`` has ended, on whichever worker it runs.
 
         False when no run will end it: none runs here and the store names no live
-        worker running it (or the task waits for input).
+        worker running it (`GONE_POLLS` polls in a row), or the task waits for input.
         """
+        gone = 0
         while True:
             if await self._local.wait(task_id):
                 return True
-            ended = await self._ended_elsewhere(task_id)
-            if ended is not None:
-                return ended
+            found = await self._find(task_id)
+            if found is not _RUNS and found is not _GONE:
+                return found is _ENDED
+            gone = gone + 1 if found is _GONE else 0
+            if gone > GONE_POLLS:
+                return False
             await primitives.sleep(WAIT_POLL_INTERVAL)
 
-    async def _ended_elsewhere(self, task_id: str) -> bool | None:
-        """True: it ended (or is gone); False: no run will end it; None: it runs on."""
+    async def _find(self, task_id: str) -> str:
+        """What became of a run elsewhere: `_ENDED`, `_STUCK`, `_RUNS` or `_GONE`."""
         try:
             state = await self._store.state_of(task_id)
         except RedisUnavailableError:
-            return None  # (can't tell yet: ask again)
+            return _RUNS  # (can't tell yet: ask again)
         if state is None:
-            return True  # (dropped: the caller finds it unknown)
+            return _ENDED  # (dropped: the caller finds it unknown)
         status, worker = state
         if status in TERMINAL_STATUSES:
-            return True
+            return _ENDED
         if status != "working" or worker is None:
-            return False  # (input_required: nothing runs until tasks/update)
+            return _STUCK  # (input_required: nothing runs until tasks/update)
         if worker == self._store.worker:
-            return None if task_id in self._local else False
-        return None if await self._alive(worker) else False
+            return _RUNS if task_id in self._local else _STUCK
+        return _RUNS if await self._alive(worker) else _GONE
 
     async def recheck(self) -> None:
         """Cancel this worker's runs of tasks that ended elsewhere (a cancel may be lost)."""

@@ -144,10 +144,10 @@ _CLAIM_SCRIPT: Final = _Script(_CLAIM)
 class TaskKeys:
     """The Redis keys of a deployment's tasks (see the module docstring)."""
 
-    __slots__ = ("_namespace", "done", "live", "task_prefix")
+    __slots__ = ("done", "live", "namespace", "task_prefix")
 
     def __init__(self, namespace: str) -> None:
-        self._namespace = namespace
+        self.namespace = namespace
         self.task_prefix = f"{namespace}:task:"
         self.live = f"{namespace}:tasks:live"
         self.done = f"{namespace}:tasks:done"
@@ -159,8 +159,8 @@ class TaskKeys:
     def owned_by(self, principal: str | None) -> str:
         """The index of ``principal``'s tasks."""
         if principal is None:
-            return f"{self._namespace}:tasks:anonymous"
-        return f"{self._namespace}:tasks:by:{principal}"
+            return f"{self.namespace}:tasks:anonymous"
+        return f"{self.namespace}:tasks:by:{principal}"
 
 
 class RedisTaskStore:
@@ -176,7 +176,7 @@ class RedisTaskStore:
         max_tasks: See `MAX_SHARED_TASKS`.
     """
 
-    __slots__ = ("_client", "_clock", "_max_tasks", "keys", "worker")
+    __slots__ = ("_client", "_max_tasks", "clock", "keys", "worker")
 
     def __init__(
         self,
@@ -190,10 +190,16 @@ class RedisTaskStore:
         if max_tasks < 1:
             raise ValueError("max_tasks must be at least 1")
         self._client = client
-        self._clock = clock
+        self.clock = clock
         self._max_tasks = max_tasks
         self.keys = TaskKeys(namespace)
         self.worker = worker
+
+    def using(self, client: RedisClient) -> RedisTaskStore:
+        """The same store over another connection."""
+        return RedisTaskStore(
+            client, self.keys.namespace, self.worker, self.clock, max_tasks=self._max_tasks
+        )
 
     async def create(self, record: TaskRecord) -> bool:
         """Keep a new task; when full, drop the finished one expiring first, or refuse."""
@@ -207,7 +213,7 @@ class RedisTaskStore:
                 record.status,
                 _ENCODER.encode(record),
                 _score(expires),
-                _ms(self._clock()),
+                _ms(self.clock()),
                 self._max_tasks,
                 self.worker,
                 "" if expires is None else _ms(expires + EXPIRY_MARGIN),
@@ -238,7 +244,7 @@ class RedisTaskStore:
         """The live tasks of ``principal``, oldest first (2025-11-25 ``tasks/list``)."""
         index = self.keys.owned_by(principal)
         _, ids = await self._client.pipeline(
-            [("ZREMRANGEBYSCORE", index, "-inf", _ms(self._clock())), ("ZRANGE", index, 0, -1)]
+            [("ZREMRANGEBYSCORE", index, "-inf", _ms(self.clock())), ("ZRANGE", index, 0, -1)]
         )
         records: list[TaskRecord] = []
         gone: list[bytes] = []
@@ -276,7 +282,7 @@ class RedisTaskStore:
             return None
         record = _DECODER.decode(data)
         expires = _expires_at(record)
-        if expires is not None and self._clock() > expires:
+        if expires is not None and self.clock() > expires:
             return None
         return record
 
