@@ -194,12 +194,17 @@ class FlowInputs:
         state: The ``state`` value, unguessable.
         jti: A unique id for a client assertion.
         now: Seconds since the epoch.
+        dpop_nonces: The latest ``DPoP-Nonce`` each authorization server gave, by token
+            endpoint: the first proof of a token request carries it ("the client uses
+            the new nonce value ... for subsequent requests", RFC 9449 §8), so a server
+            that wants nonces does not refuse every token request once.
     """
 
     code_verifier: str = field(repr=False)
     state: str = field(repr=False)
     jti: str = ""
     now: float = 0.0
+    dpop_nonces: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -558,7 +563,7 @@ def _check_redirect(redirected: str, server: _Server, inputs: FlowInputs) -> str
 def _token_request(
     endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs, *, dpop: bool
 ) -> Flow:
-    nonce: str | None = None
+    nonce = inputs.dpop_nonces.get(endpoint) if dpop else None
     for attempt in range(1 + (MAX_NONCE_RETRIES if dpop else 0)):
         # (Authenticated anew each time: a client assertion is not to be replayed.)
         headers, sent_form = yield from _client_authentication(

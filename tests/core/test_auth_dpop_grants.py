@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -311,3 +311,13 @@ def test_a_nonce_retry_signs_a_new_client_assertion() -> None:
     jtis = [r.claims["jti"] for r in found.seen if isinstance(r, SignAssertion)]
     assert len(jtis) == 2
     assert len(set(jtis)) == 2  # (an assertion is never replayed)
+
+
+def test_a_remembered_nonce_goes_in_the_first_proof_and_a_stale_one_is_retried() -> None:
+    inputs = replace(INPUTS, dpop_nonces={f"{AS}/token": "n-0", "https://other/token": "x"})
+    for script, nonces in [((ok("DPoP"),), ["n-0"]), ((NONCE_REFUSAL, ok("DPoP")), ["n-0", "n-1"])]:
+        found = servers(*script, **DPOP_METADATA)
+        challenge = Challenge(resource_metadata=PRM_URL)
+        grant = drive(authorize(MCP, challenge, config=MACHINE, inputs=inputs), found)
+        assert [r.nonce for r in found.seen if isinstance(r, SignProof)] == nonces
+        assert grant.tokens.token_type == "DPoP"

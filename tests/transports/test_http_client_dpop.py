@@ -10,12 +10,15 @@ test_client_suite.py`'s (``auth/dpop``, ``auth/dpop-nonce``).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
 from jwt.algorithms import ECAlgorithm
 
 from mcpcore.auth import SignProof, Tokens, access_token_hash
+from tests.transports.http_scripted_server import Received, Reply, scripted_server
+from tests.transports.test_http_client_oauth import AuthServer
 from tests.transports.trio_helpers import trio_test
 from transports import InMemoryTokenStorage, OAuth
 from transports._http.client.auth import AuthHeaders
@@ -142,3 +145,43 @@ async def test_a_nonce_given_with_any_answer_is_used_from_then_on() -> None:
     same = session.generation
     session.noticed_nonce("n-9")
     assert session.generation == same
+
+
+@dataclass
+class NonceServer(AuthServer):
+    """An authorization server that wants DPoP proofs with its nonce (RFC 9449 §8)."""
+
+    nonce: str = "as-nonce-1"
+    proofs: list[dict[str, Any]] = field(default_factory=list)
+
+    def metadata(self) -> dict[str, Any]:
+        return {**super().metadata(), "dpop_signing_alg_values_supported": ["ES256"]}
+
+    async def token(self, request: Received, reply: Reply) -> None:
+        claims = verified(request.headers["dpop"])[1]
+        self.proofs.append(claims)
+        header = [("dpop-nonce", self.nonce)]
+        if claims.get("nonce") != self.nonce:
+            await reply.json({"error": "use_dpop_nonce"}, 400, header)
+            return
+        token = f"at-{len(self.issued) + 1}"
+        self.issued.append(token)
+        await reply.json({"access_token": token, "token_type": "DPoP"}, 200, header)
+
+
+@trio_test
+async def test_the_authorization_servers_nonce_is_kept_for_the_next_token_request() -> None:
+    auth = NonceServer(refresh_token=None)
+    async with scripted_server(auth) as server:
+        auth.base = server.url.removesuffix("/mcp")
+        challenge = (
+            f'Bearer resource_metadata="{auth.base}/.well-known/oauth-protected-resource/mcp"'
+        )
+        session = machine().session(server.url)
+        assert await session.challenged(401, challenge, session.generation, 0, None)
+        assert [proof.get("nonce") for proof in auth.proofs] == [None, "as-nonce-1"]
+        # The next flow's token request: its first proof carries the nonce, no refusal.
+        auth.proofs.clear()
+        assert await session.challenged(401, challenge, session.generation, 0, None)
+        assert [proof.get("nonce") for proof in auth.proofs] == ["as-nonce-1"]
+        assert auth.issued == ["at-1", "at-2"]

@@ -15,7 +15,8 @@ loopback ones only for an MCP server in the same zone, or with
 With a DPoP-bound token (RFC 9449; where the authorization server advertises DPoP)
 `OAuthSession` sends ``Authorization: DPoP <token>`` and a fresh proof with every
 request, and on a resource server's ``use_dpop_nonce`` 401 sends the request again with
-its nonce (the latest nonce is used from then on).
+its nonce (the latest nonce is used from then on). An authorization server's latest
+nonce is remembered per token endpoint, for the next token request's first proof.
 
     oauth = OAuth(on_redirect=open_browser_and_wait_for_the_redirect)
     async with open_http_client(url, auth=oauth) as client: ...
@@ -95,7 +96,8 @@ MAX_CHALLENGE_RETRIES: Final = 2 * MAX_AUTHORIZATIONS
 FETCH_TIMEOUT: Final = 30.0
 #: Registrations an `InMemoryTokenStorage` keeps, one per authorization server: a server
 #: has one or two; a hostile one naming a new issuer on every 401 gets no more than this
-#: (the oldest is forgotten, and registered again if it comes back).
+#: (the oldest is forgotten, and registered again if it comes back). An `OAuth` keeps
+#: as many authorization servers' DPoP nonces, for the same reason.
 MAX_REMEMBERED_CLIENTS: Final = 16
 #: Seconds before ``expires_in`` runs out that a token is refreshed: a request sent with a
 #: token about to expire would arrive with an expired one.
@@ -105,6 +107,8 @@ _VERIFIER_BYTES: Final = 48
 _STATE_BYTES: Final = 24
 _AUTHORIZATION: Final = b"authorization"
 _DPOP: Final = b"dpop"
+_DPOP_HEADER: Final = "dpop"  # (a token request's proof, RFC 9449 §4.1)
+_DPOP_NONCE: Final = "dpop-nonce"  # (RFC 9449 §8: an authorization server's nonce)
 _DPOP_TOKEN: Final = "DPoP"  # (Tokens.token_type of a DPoP-bound token)
 _USE_DPOP_NONCE: Final = "use_dpop_nonce"
 _NO_HEADERS: Final[AuthHeaders] = ()
@@ -274,9 +278,20 @@ class OAuth:
         self._private_key = private_key
         self._ssl_context = ssl_context
         self.allow_private_networks = allow_private_networks
+        self._dpop_nonces: dict[str, str] = {}  # (by token endpoint, the newest last)
 
     def __repr__(self) -> str:
         return f"OAuth(grant_type={self.config.grant_type!r}, client_id={self.config.client_id!r})"
+
+    def inputs(self) -> FlowInputs:
+        """A flow's inputs: fresh randomness, the time, the servers' latest DPoP nonces."""
+        return FlowInputs(
+            code_verifier=secrets.token_urlsafe(_VERIFIER_BYTES),
+            state=secrets.token_urlsafe(_STATE_BYTES),
+            jti=secrets.token_urlsafe(_STATE_BYTES),
+            now=time.time(),
+            dpop_nonces=dict(self._dpop_nonces),
+        )
 
     def session(self, server_url: str) -> OAuthSession:
         """The authorizer of one client connection to ``server_url`` (used by the client)."""
@@ -344,17 +359,32 @@ class OAuth:
         url = parse_url(request.url)
         try:
             with trio.fail_after(FETCH_TIMEOUT):
-                addresses = await guard.check(url)
-                # Each address in turn while the connection fails (nothing sent yet), as
-                # RFC 8305 §5 would, only slower: never the name again (DNS rebinding).
-                for address in addresses[:-1]:
-                    try:
-                        return await self._fetch_at(address, url, request)
-                    except ConnectFailedError:
-                        continue
-                return await self._fetch_at(addresses[-1], url, request)
+                answer = await self._fetch_from(await guard.check(url), url, request)
         except (ConnectionClosedError, TimeoutError) as exc:
             raise OAuthError(f"{request.method} {request.url} failed: {exc}") from None
+        self._notice_nonce(request, answer)
+        return answer
+
+    async def _fetch_from(self, addresses: list[str], url: HttpUrl, request: Fetch) -> Fetched:
+        # Each address in turn while the connection fails (nothing sent yet), as RFC 8305
+        # §5 would, only slower: never the name again (DNS rebinding).
+        for address in addresses[:-1]:
+            try:
+                return await self._fetch_at(address, url, request)
+            except ConnectFailedError:
+                continue
+        return await self._fetch_at(addresses[-1], url, request)
+
+    def _notice_nonce(self, request: Fetch, answer: Fetched) -> None:
+        # A token request with a proof: its answer's nonce, a refusal's or a success's
+        # ("MAY supply the new nonce value ... in a successful response", RFC 9449 §8.2),
+        # goes in the next token request's first proof.
+        nonce = answer.headers.get(_DPOP_NONCE)
+        if nonce and any(name.lower() == _DPOP_HEADER for name in request.headers):
+            self._dpop_nonces.pop(request.url, None)
+            self._dpop_nonces[request.url] = nonce
+            while len(self._dpop_nonces) > MAX_REMEMBERED_CLIENTS:
+                del self._dpop_nonces[next(iter(self._dpop_nonces))]
 
     async def _fetch_at(self, address: str, url: HttpUrl, request: Fetch) -> Fetched:
         # One connection per request: the flow talks to each server a handful of times.
@@ -475,7 +505,7 @@ class OAuthSession:
                 self._url.text,
                 parsed,
                 config=oauth.config,
-                inputs=_inputs(),
+                inputs=oauth.inputs(),
                 clients=await oauth.storage.get_clients(),
                 previous=self._tokens,
             )
@@ -526,7 +556,7 @@ class OAuthSession:
         client = (await self._oauth.storage.get_clients()).get(tokens.issuer)
         if client is None:
             return
-        fresh = await self._drive(refresh(tokens, client, _inputs()))
+        fresh = await self._drive(refresh(tokens, client, self._oauth.inputs()))
         if fresh is None:  # refused: the next 401 authorizes anew
             fresh = Tokens(access_token=tokens.access_token, issuer=tokens.issuer)
         await self._keep(fresh)
@@ -545,12 +575,3 @@ class OAuthSession:
             except StopIteration as done:
                 result: _T = done.value
                 return result
-
-
-def _inputs() -> FlowInputs:
-    return FlowInputs(
-        code_verifier=secrets.token_urlsafe(_VERIFIER_BYTES),
-        state=secrets.token_urlsafe(_STATE_BYTES),
-        jti=secrets.token_urlsafe(_STATE_BYTES),
-        now=time.time(),
-    )
