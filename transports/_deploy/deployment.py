@@ -27,8 +27,9 @@ Tasks (2026-07-28 tasks extension, 2025-11-25 core tasks) are not sessions: any 
 answers ``tasks/get``, ``tasks/update``, ``tasks/cancel`` and ``tasks/result`` about any
 task. Their records live in Redis (`transports._deploy.task_store`, unless the server
 was given a store of its own) and each runs on one worker, which any other reaches to
-cancel it or waits on to end (`transports._deploy.task_runner`). A task whose worker
-dies stays as it was until its TTL; a ``tasks/result`` waiting on it gives up.
+cancel it or waits on to end (`transports._deploy.task_runner`). A worker that stops
+fails the tasks it was running; one that crashes leaves them as they were until their
+TTL (a ``tasks/result`` waiting on one gives up).
 
 Redis unreachable: at start, `Deployment.open` fails with `transports.RedisUnavailableError`;
 later, legacy requests get 503 until it answers again, and the 2026-07-28 era, which
