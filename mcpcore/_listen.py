@@ -24,6 +24,7 @@ from mcpcore.types import (
 __all__ = [
     "LISTEN_ACKNOWLEDGED",
     "NEVER_ON_LISTEN",
+    "TASK_NOTIFICATION",
     "acknowledgement_problem",
     "closing_result",
     "filter_allows",
@@ -36,6 +37,8 @@ __all__ = [
 
 LISTEN_ACKNOWLEDGED: Final = "notifications/subscriptions/acknowledged"
 _RESOURCE_UPDATED: Final = "notifications/resources/updated"
+#: The tasks extension's status news, for the ids in the filter's ``taskIds`` (SEP-2663).
+TASK_NOTIFICATION: Final = "notifications/tasks"
 # The filter flag each list_changed notification needs.
 _FLAGS: Final = {
     "notifications/tools/list_changed": "tools_list_changed",
@@ -56,6 +59,8 @@ def filter_allows(honoured: SubscriptionFilter | None, method: str) -> bool:
         return False
     if method == _RESOURCE_UPDATED:
         return bool(honoured.resource_subscriptions)
+    if method == TASK_NOTIFICATION:
+        return bool(honoured.task_ids)
     flag = _FLAGS.get(method)
     return flag is None or getattr(honoured, flag) is True
 
@@ -66,7 +71,11 @@ def is_subset(honoured: SubscriptionFilter, requested: SubscriptionFilter) -> bo
         if getattr(honoured, flag) is True and getattr(requested, flag) is not True:
             return False
     wanted = set(requested.resource_subscriptions or ())
-    return set(honoured.resource_subscriptions or ()) <= wanted
+    tasks = set(requested.task_ids or ())
+    return (
+        set(honoured.resource_subscriptions or ()) <= wanted
+        and set(honoured.task_ids or ()) <= tasks
+    )
 
 
 def acknowledgement_problem(stream: IncomingRequest, honoured: SubscriptionFilter) -> str | None:

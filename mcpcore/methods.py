@@ -507,6 +507,9 @@ DEFAULT_METHODS = MethodTable(
             _BOTH,
             versions=_ONLY_2025_11_25,
         ),
+        # The tasks extension's status news, on a listen stream naming the task in
+        # taskIds (SEP-2663).
+        _notification("notifications/tasks", types.TaskNotificationParams, _S2C, versions=_MODERN),
         _notification(
             "notifications/subscriptions/acknowledged",
             types.SubscriptionsAcknowledgedNotificationParams,

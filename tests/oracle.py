@@ -117,7 +117,9 @@ class SchemaOracle:
 
 
 #: The 2026-07-28 tasks extension's methods (SEP-2663), which the schema leaves out.
-TASKS_EXTENSION_METHODS = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+TASKS_EXTENSION_METHODS = frozenset(
+    {"tasks/get", "tasks/update", "tasks/cancel", "notifications/tasks"}
+)
 
 
 def _tasks_extension(message: dict[str, Any], method: str | None) -> bool:

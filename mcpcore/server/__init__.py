@@ -21,6 +21,7 @@ from mcpcore.server._prompts import MAX_COMPLETION_VALUES
 from mcpcore.server._resources import MAX_URI_LENGTH
 from mcpcore.server._sealing import MAX_SEALED_SIZE, MIN_SECRET_SIZE
 from mcpcore.server._server import Server
+from mcpcore.server._task_streams import MAX_FOLLOWED_TASKS
 from mcpcore.server._tasks import (
     DEFAULT_POLL_INTERVAL_MS,
     DEFAULT_TASK_TTL_MS,
@@ -38,6 +39,7 @@ __all__ = [
     "DEFAULT_STATE_TTL",
     "DEFAULT_TASK_TTL_MS",
     "MAX_COMPLETION_VALUES",
+    "MAX_FOLLOWED_TASKS",
     "MAX_INPUT_REQUESTS",
     "MAX_PAGE_SIZE",
     "MAX_RESOURCE_SUBSCRIPTIONS",

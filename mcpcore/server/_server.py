@@ -318,6 +318,7 @@ class Server:
     def detach(self, connection: Connection) -> None:
         """Forget a connection that is gone (its subscriptions and listen streams)."""
         self.hub.detach(connection)
+        self.tasks.streams.detach(connection)
 
     async def handle_request(
         self,
@@ -344,8 +345,7 @@ class Server:
             rounds = opened
         context = Context(connection, outbound, event, principal=principal, rounds=rounds)
         if event.method == "subscriptions/listen":
-            await self._listen(context, outbound)
-            return None
+            return await self._listen(context, outbound)
         handler = self._handlers.get(event.method)
         if handler is None:
             return connection.send_error(
@@ -403,6 +403,7 @@ class Server:
     def request_cancelled(self, connection: Connection, request_id: types.RequestId) -> None:
         """The client cancelled ``request_id``: end its listen stream, if it was one."""
         self.hub.remove_stream(connection, request_id)
+        self.tasks.streams.remove(connection, request_id)
 
     # ---------------------------------------------------------------- changes
 
@@ -424,6 +425,7 @@ class Server:
 
     async def close_streams(self) -> None:
         """End every listen stream gracefully, with its result (server shutdown)."""
+        self.tasks.streams.clear()
         await self.hub.close_streams()
 
     # ---------------------------------------------------------------- the methods
@@ -562,9 +564,20 @@ class Server:
             raise McpError(jsonrpc.INVALID_PARAMS, "Unknown prompt or resource template")
         return await self.completions.complete(context, params)
 
-    async def _listen(self, context: Context, outbound: Outbound) -> None:
-        """Acknowledge a 2026-07-28 listen stream with what we honour, and register it."""
+    async def _listen(self, context: Context, outbound: Outbound) -> bytes | None:
+        """Acknowledge a 2026-07-28 listen stream with what we honour, and register it.
+
+        Returns the error refusing it, if it is refused (nothing otherwise: the stream
+        stays open).
+        """
         requested: types.SubscriptionFilter = context.params.notifications
+        connection = context._connection
+        task_ids: list[str] = []
+        if requested.task_ids:
+            try:
+                task_ids = await self.tasks.followable(context, requested.task_ids)
+            except MissingCapabilityError as exc:
+                return connection.send_missing_capabilities(context.request_id, exc.required)
         capabilities = self.capabilities
         wanted_uris = [
             uri for uri in (requested.resource_subscriptions or ()) if uri_problem(uri) is None
@@ -580,14 +593,20 @@ class Server:
                 if wanted_uris and has_capability(capabilities, "resources.subscribe")
                 else UNSET
             ),
+            # The tasks extension's filter: the ids echoed are those honoured (SEP-2663).
+            task_ids=task_ids or UNSET,
         )
-        connection = context._connection
         data = connection.acknowledge_subscription(context.request_id, honoured)
         if data is None:
-            return  # cancelled already
+            return None  # cancelled already
         self.hub.add_stream(connection, context.request_id, outbound, honoured)
+        if task_ids:
+            self.tasks.streams.add(
+                connection, context.request_id, outbound, context.principal, task_ids
+            )
         # "Flush the ack immediately" (the acknowledgement is the stream's first message).
         await outbound.send(data)
+        return None
 
     # ---------------------------------------------------------------- helpers
 

@@ -36,6 +36,11 @@ while it lasts, so every other ``tasks/result`` waits on it through the driver's
 `TaskRunner.wait`, and no question is put twice at once; if the asking caller goes away
 (its request cancelled, its session closed) the unanswered questions stay outstanding
 for the next ``tasks/result``.
+
+Every new state of a task is saved through one place (`Tasks._save`), which also sends
+it, as ``notifications/tasks`` with the full DetailedTask, to the 2026-07-28 listen
+streams of the task's principal whose filter named it in ``taskIds`` (SEP-2663;
+`mcpcore.server._task_streams`).
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from mcpcore.events import ErrorReceived, RequestReceived, ResponseReceived
 from mcpcore.server._context import Context, StartTask, TaskPhase
 from mcpcore.server._errors import MissingCapabilityError
 from mcpcore.server._input import InputRequired, Rounds
+from mcpcore.server._task_streams import MAX_FOLLOWED_TASKS, TaskStreams
 from mcpcore.server._tools import ToolRegistry
 from mcpcore.versions import Era, era_of
 
@@ -243,6 +249,7 @@ class Tasks:
         "_tools",
         "poll_interval_ms",
         "store",
+        "streams",
         "ttl_ms",
     )
 
@@ -266,6 +273,8 @@ class Tasks:
         # The 2025-11-25 tasks whose questions a tasks/result is putting to the client
         # now: at most one entry per task (so bounded by the store's MAX_TASKS).
         self._asking: dict[str, _Asking] = {}
+        #: The listen streams that follow tasks (``notifications/tasks``).
+        self.streams = TaskStreams()
 
     def configure(
         self,
@@ -408,30 +417,60 @@ class Tasks:
         record.result = msgspec.to_builtins(value)
 
     async def _save(self, record: TaskRecord) -> None:
+        """Keep a task's new state, and tell the listen streams that follow it."""
         if self._clock is not None:
             record.last_updated_at = self._clock()
         if self.store is not None:
             await self.store.save(record)
+        if self.streams:
+            # "notifications/tasks (full DetailedTask) arrive through
+            # subscriptions/listen with filter taskIds" (SEP-2663).
+            params = types.TaskNotificationParams(**self._detailed_fields(record))
+            await self.streams.announce(record.principal, params)
+
+    def _detailed_fields(self, record: TaskRecord) -> dict[str, Any]:
+        """The fields of a DetailedTask (``tasks/get``, ``notifications/tasks``)."""
+        return {
+            "task_id": record.task_id,
+            "status": record.status,
+            "status_message": UNSET if record.status_message is None else record.status_message,
+            "created_at": iso_8601(record.created_at),
+            "last_updated_at": iso_8601(record.last_updated_at),
+            "ttl_ms": record.ttl_ms,
+            "poll_interval_ms": self.poll_interval_ms,
+            "input_requests": (
+                dict(record.input_requests) if record.status == "input_required" else UNSET
+            ),
+            "result": UNSET if record.result is None else record.result,
+            "error": UNSET if record.error is None else record.error,
+        }
+
+    async def followable(self, context: Context, task_ids: list[str]) -> list[str]:
+        """The ids of a listen request's ``taskIds`` its stream may follow.
+
+        Those of tasks the caller may read (as `get`: unknown ones and another
+        principal's are left out of the acknowledgement), at most `MAX_FOLLOWED_TASKS`.
+        Raises `MissingCapabilityError` when the request did not declare the extension:
+        "Requesting this without the capability → -32021" (SEP-2663).
+        """
+        if not declares_tasks(context.client_capabilities):
+            raise MissingCapabilityError(_REQUIRED_EXTENSION)
+        store = self.store
+        honoured: list[str] = []
+        for task_id in dict.fromkeys(task_ids):  # (the order kept, duplicates dropped)
+            if store is None or len(honoured) == MAX_FOLLOWED_TASKS:
+                break
+            record = await store.get(task_id)
+            if record is not None and record.principal == context.principal:
+                honoured.append(task_id)
+        return honoured
 
     # ------------------------------------------------------------------ the methods
 
     async def get(self, context: Context) -> types.DetailedTaskResult:
         """``tasks/get``: the task, with what its status carries."""
         record = await self._record(context)
-        return types.DetailedTaskResult(
-            task_id=record.task_id,
-            status=record.status,
-            status_message=UNSET if record.status_message is None else record.status_message,
-            created_at=iso_8601(record.created_at),
-            last_updated_at=iso_8601(record.last_updated_at),
-            ttl_ms=record.ttl_ms,
-            poll_interval_ms=self.poll_interval_ms,
-            input_requests=(
-                dict(record.input_requests) if record.status == "input_required" else UNSET
-            ),
-            result=UNSET if record.result is None else record.result,
-            error=UNSET if record.error is None else record.error,
-        )
+        return types.DetailedTaskResult(**self._detailed_fields(record))
 
     async def update(self, context: Context) -> types.EmptyResult:
         """``tasks/update``: answers to outstanding questions; an empty ack.

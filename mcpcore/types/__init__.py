@@ -292,6 +292,7 @@ from ._tasks_extension import (
     TASKS_EXTENSION,
     CreateTaskExtensionResult,
     DetailedTaskResult,
+    TaskNotificationParams,
     UpdateTaskRequestParams,
 )
 from ._tools import (
@@ -518,6 +519,7 @@ __all__ = [
     "Task",
     "TaskAugmentedRequestParams",
     "TaskMetadata",
+    "TaskNotificationParams",
     "TaskStatus",
     "TaskStatusNotification",
     "TaskStatusNotificationParams",

@@ -48,6 +48,9 @@ class SubscriptionFilter(MCPType, kw_only=True):
     prompts_list_changed: bool | UnsetType = UNSET
     resources_list_changed: bool | UnsetType = UNSET
     resource_subscriptions: list[str] | UnsetType = UNSET
+    #: The tasks extension's filter (``io.modelcontextprotocol/tasks``, SEP-2663):
+    #: ``notifications/tasks`` for these task ids. Not in the 2026-07-28 schema itself.
+    task_ids: list[str] | UnsetType = UNSET
 
 
 class SubscriptionsListenRequestParams(RequestParams, kw_only=True):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from ._base import UNSET, MCPType, ResultType, UnsetType, meta_field
-from ._common import RequestParams, ResultMetaObject
+from ._common import NotificationParams, RequestParams, ResultMetaObject
 from ._jsonrpc import Error
 from ._mrtr import InputRequest
 from ._tasks import TaskStatus
@@ -22,6 +22,7 @@ __all__ = [
     "TASKS_EXTENSION",
     "CreateTaskExtensionResult",
     "DetailedTaskResult",
+    "TaskNotificationParams",
     "UpdateTaskRequestParams",
 ]
 
@@ -61,6 +62,25 @@ class DetailedTaskResult(MCPType, kw_only=True):
 
     meta: ResultMetaObject | UnsetType = meta_field()
     result_type: ResultType | UnsetType = UNSET
+    task_id: str
+    status: TaskStatus
+    status_message: str | UnsetType = UNSET
+    created_at: str
+    last_updated_at: str
+    ttl_ms: int | None
+    poll_interval_ms: int | UnsetType = UNSET
+    input_requests: dict[str, InputRequest] | UnsetType = UNSET
+    result: dict[str, Any] | UnsetType = UNSET
+    error: Error | UnsetType = UNSET
+
+
+class TaskNotificationParams(NotificationParams, kw_only=True):
+    """``notifications/tasks``: a task's full DetailedTask, on a listen stream (SEP-2663).
+
+    Sent on a ``subscriptions/listen`` stream whose filter named the task in
+    ``taskIds``; the fields are `DetailedTaskResult`'s.
+    """
+
     task_id: str
     status: TaskStatus
     status_message: str | UnsetType = UNSET

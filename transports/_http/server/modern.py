@@ -130,7 +130,7 @@ class ModernEndpoint:
         reply.may_stream = True
         try:
             answered = await answer(self._server, connection, event, outbound, principal=principal)
-            if event.method == _LISTEN:
+            if event.method == _LISTEN and answered is None:  # (else refused: answered)
                 try:
                     await outbound.serve_listen()
                 finally:
