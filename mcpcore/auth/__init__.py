@@ -34,27 +34,24 @@ from mcpcore.auth._dpop import (
     proof_target,
 )
 from mcpcore.auth._flow import (
-    ASSERTION_LIFETIME,
     ClientConfig,
-    ClientInfo,
-    FlowInputs,
     Grant,
     GrantType,
     Request,
-    Tokens,
     authorize,
     code_challenge,
-    refresh,
 )
 from mcpcore.auth._grants import JWT_BEARER_GRANT, IdentityProvider, ObtainAssertion
 from mcpcore.auth._messages import (
     MAX_METADATA_SIZE,
     Fetch,
     Fetched,
+    FlowInputs,
     OAuthError,
     Redirect,
     SignAssertion,
 )
+from mcpcore.auth._tokens import ASSERTION_LIFETIME, ClientInfo, Tokens, refresh
 
 __all__ = [
     "ASSERTION_LIFETIME",

@@ -22,7 +22,7 @@ The steps, as 2025-11-25 basic/authorization orders them (2026-07-28 keeps them)
    the JWT-bearer grant of workload identity and enterprise-managed authorization
    (`_grants`).
 5. The token request, with a DPoP proof where the authorization server advertises DPoP
-   (`_dpop`; one retry with its nonce when it asks for one).
+   (`_dpop`; one retry with its nonce when it asks for one): `_tokens`.
 """
 
 from __future__ import annotations
@@ -42,31 +42,34 @@ from mcpcore.auth._discovery import (
     canonical_resource,
     check_endpoint,
     decode_object,
-    error_code,
     prm_urls,
     resource_allowed,
 )
-from mcpcore.auth._dpop import MAX_NONCE_RETRIES, SignProof, nonce_challenge, use_dpop
+from mcpcore.auth._dpop import SignProof, use_dpop
 from mcpcore.auth._grants import (
     JWT_BEARER_GRANT,
     IdentityProvider,
     ObtainAssertion,
     jwt_bearer_form,
 )
-from mcpcore.auth._messages import Fetch, Fetched, OAuthError, Redirect, SignAssertion
+from mcpcore.auth._messages import (
+    Fetch,
+    Fetched,
+    FlowInputs,
+    OAuthError,
+    Redirect,
+    SignAssertion,
+    answered,
+)
+from mcpcore.auth._tokens import ClientInfo, Tokens, refresh, request_tokens
 
 __all__ = [
-    "ASSERTION_LIFETIME",
     "ClientConfig",
-    "ClientInfo",
-    "FlowInputs",
     "Grant",
     "GrantType",
     "Request",
-    "Tokens",
     "authorize",
     "code_challenge",
-    "refresh",
 ]
 
 GrantType: TypeAlias = Literal["authorization_code", "client_credentials", "jwt_bearer"]
@@ -75,13 +78,8 @@ Request: TypeAlias = Fetch | Redirect | SignAssertion | SignProof | ObtainAssert
 Answer: TypeAlias = Fetched | str
 Flow: TypeAlias = Generator[Request, Answer, Any]
 
-#: Seconds a ``private_key_jwt`` assertion is valid: it is used at once, and RFC 7523 §3
-#: wants "a limited time window"; five minutes absorbs clock skew between the hosts.
-ASSERTION_LIFETIME: Final = 300
 _OFFLINE_ACCESS: Final = "offline_access"
 _JSON: Final = {"Accept": "application/json"}
-_FORM: Final = {"Accept": "application/json", "Content-Type": "application/x-www-form-urlencoded"}
-_JWT_BEARER: Final = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 # Client authentication we can do, in our order of preference when we may choose:
 # a public client needs no secret (OAuth 2.1 §2.1: native apps are public clients).
 _DCR_METHODS: Final = ("none", "client_secret_basic", "client_secret_post")
@@ -90,9 +88,6 @@ _SECRET_METHODS: Final = ("client_secret_basic", "client_secret_post")
 _DEFAULT_AUTH_METHODS: Final = ("client_secret_basic",)
 # The grant_types value a registration names for each grant (RFC 7591 §2).
 _GRANT_NAMES: Final = {"jwt_bearer": JWT_BEARER_GRANT}
-# token_type values (RFC 6749 §7.1; RFC 9449 §5: "DPoP" for a DPoP-bound token).
-_BEARER: Final = "Bearer"
-_DPOP: Final = "DPoP"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -134,77 +129,11 @@ class ClientConfig:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class ClientInfo:
-    """Our registration at one authorization server.
-
-    Attributes:
-        issuer: The authorization server it is valid at (and only there).
-        client_id: The client id.
-        client_secret: The secret, if any (never shown).
-        auth_method: The token endpoint authentication method.
-    """
-
-    issuer: str
-    client_id: str
-    client_secret: str | None = field(default=None, repr=False)
-    auth_method: str = "none"
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class Tokens:
-    """What a token endpoint gave, and what is needed to refresh it.
-
-    Attributes:
-        access_token: The access token (never shown).
-        refresh_token: The refresh token, if any (never shown).
-        expires_at: When the access token expires (the `FlowInputs.now` clock), if known.
-        scope: The scopes granted (or, when the server did not say, requested).
-        issuer: The authorization server that issued them.
-        token_endpoint: Where to refresh them.
-        resource: The ``resource`` they were requested for.
-        token_type: ``Bearer``, or ``DPoP`` for a token bound to our DPoP key (sent with
-            a proof, RFC 9449 §7).
-    """
-
-    access_token: str = field(repr=False)
-    refresh_token: str | None = field(default=None, repr=False)
-    expires_at: float | None = None
-    scope: str | None = None
-    issuer: str = ""
-    token_endpoint: str = ""
-    resource: str = ""
-    token_type: str = _BEARER
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
 class Grant:
     """The outcome of `authorize`: tokens, and the registration that got them."""
 
     tokens: Tokens
     client: ClientInfo
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class FlowInputs:
-    """The flow's randomness and clock, drawn by the driver.
-
-    Attributes:
-        code_verifier: PKCE verifier: 43 to 128 unreserved characters of high entropy
-            (RFC 7636 §4.1; ``secrets.token_urlsafe(48)``).
-        state: The ``state`` value, unguessable.
-        jti: A unique id for a client assertion.
-        now: Seconds since the epoch.
-        dpop_nonces: The latest ``DPoP-Nonce`` each authorization server gave, by token
-            endpoint: the first proof of a token request carries it ("the client uses
-            the new nonce value ... for subsequent requests", RFC 9449 §8), so a server
-            that wants nonces does not refuse every token request once.
-    """
-
-    code_verifier: str = field(repr=False)
-    state: str = field(repr=False)
-    jti: str = ""
-    now: float = 0.0
-    dpop_nonces: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -259,7 +188,7 @@ def authorize(
         client = yield from _client_for(server, config)
     step_up = challenge.error == "insufficient_scope"
     if previous is not None and previous.refresh_token and not step_up:
-        tokens = yield from _refresh(previous, client, inputs)
+        tokens = yield from refresh(previous, client, inputs)
         if tokens is not None:
             return Grant(tokens=tokens, client=client)
     scope = _select_scope(server, challenge, config, previous)
@@ -268,16 +197,8 @@ def authorize(
     if scope:
         form["scope"] = scope
     dpop = use_dpop(server.metadata, config.dpop)
-    tokens = yield from _token_request(server.token_endpoint, form, client, inputs, dpop=dpop)
+    tokens = yield from request_tokens(server.token_endpoint, form, client, inputs, dpop=dpop)
     return Grant(tokens=_bind(tokens, server, scope), client=client)
-
-
-def refresh(
-    tokens: Tokens, client: ClientInfo, inputs: FlowInputs
-) -> Generator[Request, Answer, Tokens | None]:
-    """Refresh ``tokens`` (RFC 6749 §6); None when the server refused (go authorize)."""
-    fresh: Tokens | None = yield from _refresh(tokens, client, inputs)
-    return fresh
 
 
 # -- discovery ------------------------------------------------------------------------
@@ -560,99 +481,6 @@ def _check_redirect(redirected: str, server: _Server, inputs: FlowInputs) -> str
     return code
 
 
-def _token_request(
-    endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs, *, dpop: bool
-) -> Flow:
-    nonce = inputs.dpop_nonces.get(endpoint) if dpop else None
-    for attempt in range(1 + (MAX_NONCE_RETRIES if dpop else 0)):
-        # (Authenticated anew each time: a client assertion is not to be replayed.)
-        headers, sent_form = yield from _client_authentication(
-            endpoint, form, client, inputs, attempt
-        )
-        body = urlencode(sent_form).encode("ascii")
-        sent = headers
-        if dpop:
-            # RFC 9449 §5: one proof in one DPoP header, for this POST to this endpoint.
-            proof = yield SignProof(method="POST", url=endpoint, nonce=nonce)
-            if not isinstance(proof, str):
-                raise TypeError("a SignProof is answered with the signed JWT")
-            sent = {**headers, "DPoP": proof}
-        answer = yield Fetch(method="POST", url=endpoint, headers=sent, body=body)
-        nonce = nonce_challenge(answer) if dpop and isinstance(answer, Fetched) else None
-        if nonce is None:
-            break
-    return _read_tokens(answer, inputs, dpop=dpop)
-
-
-def _client_authentication(
-    endpoint: str, form: dict[str, str], client: ClientInfo, inputs: FlowInputs, attempt: int
-) -> Generator[Request, Answer, tuple[dict[str, str], dict[str, str]]]:
-    headers = dict(_FORM)
-    method = client.auth_method
-    if method == "client_secret_basic" and client.client_secret is not None:
-        # RFC 6749 §2.3.1: each part form-encoded, then Basic.
-        pair = f"{quote(client.client_id, safe='')}:{quote(client.client_secret, safe='')}"
-        headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
-    elif method == "client_secret_post" and client.client_secret is not None:
-        form = {**form, "client_id": client.client_id, "client_secret": client.client_secret}
-    elif method == "private_key_jwt":
-        claims = _assertion_claims(client, endpoint, inputs, attempt)
-        assertion = yield SignAssertion(claims=claims)
-        if not isinstance(assertion, str):
-            raise TypeError("a SignAssertion is answered with the signed JWT")
-        form = {**form, "client_assertion_type": _JWT_BEARER, "client_assertion": assertion}
-    else:
-        form = {**form, "client_id": client.client_id}
-    return headers, form
-
-
-def _assertion_claims(
-    client: ClientInfo, endpoint: str, inputs: FlowInputs, attempt: int
-) -> dict[str, object]:
-    # RFC 7523 §3: iss and sub are the client id; aud identifies the authorization
-    # server (its issuer, RFC 7523 §3 item 3 and SEP-1046's profile). A retried request
-    # (a DPoP nonce) gets a jti of its own: "the JWT MAY contain a jti ... [the AS] may
-    # ensure that JWTs are not replayed" (RFC 7523 §3 item 7).
-    now = int(inputs.now)
-    jti = inputs.jti if attempt == 0 else f"{inputs.jti}.{attempt}"
-    return {
-        "iss": client.client_id,
-        "sub": client.client_id,
-        "aud": client.issuer or endpoint,
-        "iat": now,
-        "exp": now + ASSERTION_LIFETIME,
-        "jti": jti,
-    }
-
-
-def _read_tokens(answer: Answer, inputs: FlowInputs, *, dpop: bool) -> Tokens:
-    status = _status(answer)
-    if status != 200:
-        error = error_code(_body(answer))
-        raise OAuthError(f"the token request was refused (HTTP {status}{error})")
-    body = decode_object(_body(answer), "token response")
-    access, kind = body.get("access_token"), body.get("token_type")
-    if not isinstance(access, str) or not access or not isinstance(kind, str):
-        raise OAuthError("the token response lacks access_token or token_type")
-    # A DPoP-bound token only where we sent a proof; an authorization server that
-    # advertises DPoP may still issue a Bearer token (RFC 9449 §5).
-    if kind.lower() == "dpop" and dpop:
-        token_type = _DPOP
-    elif kind.lower() == "bearer":
-        token_type = _BEARER
-    else:
-        raise OAuthError(f"the token type {kind[:40]!r} is not supported")
-    expires_in, refresh_token = body.get("expires_in"), body.get("refresh_token")
-    scope = body.get("scope")
-    return Tokens(
-        access_token=access,
-        refresh_token=refresh_token if isinstance(refresh_token, str) else None,
-        expires_at=inputs.now + expires_in if isinstance(expires_in, int | float) else None,
-        scope=scope if isinstance(scope, str) else None,
-        token_type=token_type,
-    )
-
-
 def _bind(tokens: Tokens, server: _Server, requested: str | None) -> Tokens:
     return replace(
         tokens,
@@ -663,44 +491,15 @@ def _bind(tokens: Tokens, server: _Server, requested: str | None) -> Tokens:
     )
 
 
-def _refresh(tokens: Tokens, client: ClientInfo, inputs: FlowInputs) -> Flow:
-    if not tokens.refresh_token or not tokens.token_endpoint:
-        return None
-    form = {
-        "grant_type": "refresh_token",
-        "refresh_token": tokens.refresh_token,
-        "resource": tokens.resource,
-    }
-    try:
-        fresh = yield from _token_request(
-            tokens.token_endpoint, form, client, inputs, dpop=tokens.token_type == _DPOP
-        )
-    except OAuthError:
-        return None  # (an expired or revoked refresh token: authorize anew)
-    return replace(
-        fresh,
-        # "the authorization server MAY issue a new refresh token" (RFC 6749 §6)
-        refresh_token=fresh.refresh_token or tokens.refresh_token,
-        scope=fresh.scope if fresh.scope is not None else tokens.scope,
-        issuer=tokens.issuer,
-        token_endpoint=tokens.token_endpoint,
-        resource=tokens.resource,
-    )
-
-
 # -- small readers --------------------------------------------------------------------
 
 
 def _status(answer: Answer) -> int:
-    if not isinstance(answer, Fetched):
-        raise TypeError("a Fetch is answered with a Fetched")
-    return answer.status
+    return answered(answer).status
 
 
 def _body(answer: Answer) -> bytes:
-    if not isinstance(answer, Fetched):
-        raise TypeError("a Fetch is answered with a Fetched")
-    return answer.body
+    return answered(answer).body
 
 
 def _strings(value: object) -> tuple[str, ...]:

@@ -8,6 +8,8 @@ time and is sent the answer (h11's rule, kept: the core decides, the driver does
   code grant; the driver shows `Redirect.url` and returns where the browser landed.
 * `SignAssertion` → a ``str``: a JWT signed with the client's key (``private_key_jwt``,
   RFC 7523 §2.2), signed in the driver by a maintained JOSE library, never here.
+
+The flow starts with `FlowInputs`: the randomness and the clock the driver drew.
 """
 
 from __future__ import annotations
@@ -20,9 +22,11 @@ __all__ = [
     "MAX_METADATA_SIZE",
     "Fetch",
     "Fetched",
+    "FlowInputs",
     "OAuthError",
     "Redirect",
     "SignAssertion",
+    "answered",
 ]
 
 #: Bytes of a metadata document, registration or token response read at most. Real ones
@@ -98,3 +102,33 @@ class SignAssertion:
     """
 
     claims: Mapping[str, object]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class FlowInputs:
+    """The flow's randomness and clock, drawn by the driver.
+
+    Attributes:
+        code_verifier: PKCE verifier: 43 to 128 unreserved characters of high entropy
+            (RFC 7636 §4.1; ``secrets.token_urlsafe(48)``).
+        state: The ``state`` value, unguessable.
+        jti: A unique id for a client assertion.
+        now: Seconds since the epoch.
+        dpop_nonces: The latest ``DPoP-Nonce`` each authorization server gave, by token
+            endpoint: the first proof of a token request carries it ("the client uses
+            the new nonce value ... for subsequent requests", RFC 9449 §8), so a server
+            that wants nonces does not refuse every token request once.
+    """
+
+    code_verifier: str = field(repr=False)
+    state: str = field(repr=False)
+    jti: str = ""
+    now: float = 0.0
+    dpop_nonces: Mapping[str, str] = field(default_factory=dict)
+
+
+def answered(answer: Fetched | str) -> Fetched:
+    """``answer`` as the `Fetched` a `Fetch` is answered with (a driver's bug, else)."""
+    if not isinstance(answer, Fetched):
+        raise TypeError("a Fetch is answered with a Fetched")
+    return answer
