@@ -49,7 +49,11 @@ if TYPE_CHECKING:
         TokenStorage,
         open_http_client,
     )
-    from transports._http.client.oauth import MAX_AUTHORIZATIONS, MAX_REMEMBERED_CLIENTS
+    from transports._http.client.oauth import (
+        MAX_AUTHORIZATIONS,
+        MAX_CHALLENGE_RETRIES,
+        MAX_REMEMBERED_CLIENTS,
+    )
     from transports._http.server import (
         BODY_TIMEOUT,
         HEADER_TIMEOUT,
@@ -139,6 +143,7 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "HttpStatusError": ("transports._http.client", "HttpStatusError"),
     "InMemoryTokenStorage": ("transports._http.client", "InMemoryTokenStorage"),
     "MAX_AUTHORIZATIONS": ("transports._http.client.oauth", "MAX_AUTHORIZATIONS"),
+    "MAX_CHALLENGE_RETRIES": ("transports._http.client.oauth", "MAX_CHALLENGE_RETRIES"),
     "MAX_REMEMBERED_CLIENTS": ("transports._http.client.oauth", "MAX_REMEMBERED_CLIENTS"),
     "OAuth": ("transports._http.client", "OAuth"),
     "TokenStorage": ("transports._http.client", "TokenStorage"),
@@ -251,6 +256,7 @@ __all__ = [
     "LIVENESS_INTERVAL",
     "MAX_AUTHORIZATIONS",
     "MAX_BODY_SIZE",
+    "MAX_CHALLENGE_RETRIES",
     "MAX_CLIENT_CONNECTIONS",
     "MAX_CONCURRENT_HANDLERS",
     "MAX_CONNECTIONS",
