@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import groupby
@@ -17,6 +18,7 @@ __all__ = [
     "COLUMNS",
     "OWN_RATIO_DEFINITION",
     "RATIO_COLUMNS",
+    "TABLE_WIDTH",
     "document",
     "format_table",
     "machine_line",
@@ -48,11 +50,15 @@ _UNIT_TITLES = {
     "ms": "milliseconds (lower is better)",
     "bytes": "bytes (lower is better)",
 }
-#: The narrowest the workload column gets (it widens to the longest name).
-_NAME_WIDTH = 52
+#: The width the report is laid out in: an ordinary terminal's (every line fits it).
+TABLE_WIDTH = 100
+#: The narrowest the workload column gets beside the values; with more columns than
+#: leave this much, a workload's name goes on a line of its own above its values.
+_MIN_NAME_WIDTH = 24
 _SIZE_WIDTH = 9
-_VALUE_WIDTH = 14
-_RATIO_WIDTH = 17
+_MIN_VALUE_WIDTH = 9
+#: How the lines under a row that carry its ratios start.
+_RATIO_INDENT = "    "
 
 
 def machine_line(environment: dict[str, Any]) -> str:
@@ -75,39 +81,42 @@ def format_table(
     settings: Settings,
     environment: dict[str, Any] | None = None,
 ) -> str:
-    """The whole report as text: one table (a section per layer), targets, then notes.
+    """The whole report as text, every line within `TABLE_WIDTH`: a table per layer.
 
-    Only the columns some workload fills are shown (``sdk-lowlevel`` belongs to the
-    dispatch layer alone, say). A section whose variants are not among `COLUMNS` (the
-    workers layer's ``1 worker`` and ``2 workers``) has a header of its own under its
-    title, with its ratios named in full. With ``environment``
-    (`bench._environment.describe`), a line under the title says which machine and
-    versions measured it.
+    Each layer's table shows only the columns its workloads fill (``sdk-lowlevel``
+    belongs to the dispatch layer alone, say); a workload's ratios go on the line under
+    its values (``vs sdk 11.6x``), named in full (``2 workers/1 worker``) in a layer
+    whose variants are not among `COLUMNS`. Targets and notes follow. With
+    ``environment`` (`bench._environment.describe`), a line under the title says which
+    machine and versions measured it.
     """
     sections = [list(rows) for _, rows in groupby(results, key=lambda r: (r.layer, r.unit))]
     own = [_own_layout(rows) for rows in sections]
-    laid_out = zip(sections, own, strict=True)
-    house = _house_layout([row for rows, layout in laid_out if layout is None for row in rows])
-    width = max([_NAME_WIDTH - 2, *(len(result.name) for result in results)]) + 2
-    lines = [
+    intro = [
         f"mcpcore benchmark: median of {settings.repeat} repetitions"
         + (" (--quick: smoke run, numbers not meaningful)" if settings.quick else ""),
         *([f"machine: {machine_line(environment)}"] if environment is not None else []),
         RATIO_DEFINITION,
         *([OWN_RATIO_DEFINITION] if any(own) else []),
         *([BUSY_POLL_DEFINITION] if any(_busy_polled(result) for result in results) else []),
-        "",
     ]
-    if not all(own):  # (some section, or none at all, is laid out in the house's columns)
-        lines += house.header(width)
-    for rows, layout in zip(sections, own, strict=True):
-        lines.append(f"[{rows[0].layer}: {_UNIT_TITLES[rows[0].unit]}]")
-        if layout is not None:
-            lines += layout.header(width)
-        lines += [(layout or house).row(result, width) for result in rows]
+    lines = [part for line in intro for part in _wrapped(line, "")]
+    for rows, own_layout in zip(sections, own, strict=True):
+        lines += ["", f"[{rows[0].layer}: {_UNIT_TITLES[rows[0].unit]}]"]
+        layout = own_layout or _house_layout(rows)
+        lines += layout.header()
+        for result in rows:
+            lines += layout.row(result)
     lines.extend(_targets(results))
     lines.extend(_notes(results))
     return "\n".join(lines)
+
+
+def _wrapped(text: str, indent: str) -> list[str]:
+    """``text`` in lines of `TABLE_WIDTH` at most, the ones after the first indented."""
+    return textwrap.wrap(text, TABLE_WIDTH, subsequent_indent=indent, break_on_hyphens=False) or [
+        ""
+    ]
 
 
 def _busy_polled(result: WorkloadResult) -> bool:
@@ -117,47 +126,61 @@ def _busy_polled(result: WorkloadResult) -> bool:
 
 @dataclass(frozen=True)
 class _Layout:
-    """The columns rows are printed in: variants, then ratios (their key, their heading)."""
+    """A layer's columns (variants) and the ratios under each row (key, heading)."""
 
     columns: tuple[str, ...]
     ratios: tuple[tuple[str, str], ...]
 
-    def header(self, width: int) -> list[str]:
+    @property
+    def value_widths(self) -> tuple[int, ...]:
+        """Each column's width: its name and a space, at least `_MIN_VALUE_WIDTH`."""
+        return tuple(max(_MIN_VALUE_WIDTH, len(name) + 1) for name in self.columns)
+
+    @property
+    def name_width(self) -> int:
+        """The workload column's width: what the values leave, or 0 (a line of its own)."""
+        left = TABLE_WIDTH - _SIZE_WIDTH - sum(self.value_widths)
+        return left if left >= _MIN_NAME_WIDTH else 0
+
+    def header(self) -> list[str]:
         """The header line and its rule."""
-        header = (
-            f"{'workload':<{width}}{'size':>{_SIZE_WIDTH}}"
-            + "".join(f"{name:>{_value_width(name)}}" for name in self.columns)
-            + "".join(f"{heading:>{_ratio_width(heading)}}" for _, heading in self.ratios)
-        )
+        header = self._line("workload" if self.name_width else "", "size", self.columns)
         return [header, "-" * len(header)]
 
-    def row(self, result: WorkloadResult, width: int) -> str:
-        """One workload's line."""
+    def row(self, result: WorkloadResult) -> list[str]:
+        """One workload's lines: its name and values, then its ratios."""
         size = "" if result.size_bytes is None else _format_size(result.size_bytes)
-        cells = [f"{result.name:<{width}}{size:>{_SIZE_WIDTH}}"]
+        texts = []
         for name in self.columns:
-            if name not in result.values:
-                text = "-"
-            else:
-                value = result.values[name]
-                text = "n/a" if value is None else _format_value(value, result.unit)
-            cells.append(f"{text:>{_value_width(name)}}")
-        for key, heading in self.ratios:
-            if key not in result.ratios:
-                text = "-"
-            else:
-                ratio = result.ratios[key]
-                text = "n/a" if ratio is None else _format_ratio(ratio)
-            cells.append(f"{text:>{_ratio_width(heading)}}")
-        return "".join(cells)
+            value = result.values.get(name, _ABSENT)
+            texts.append(_cell(value, lambda v: _format_value(v, result.unit)))
+        if len(result.name) <= self.name_width:
+            lines = [self._line(result.name, size, texts)]
+        else:  # (a name never breaks in the column: whole, on a line of its own above)
+            lines = [*_wrapped(result.name, ""), self._line("", size, texts)]
+        ratios = [
+            f"{heading} {_cell(result.ratios.get(key, _ABSENT), _format_ratio)}"
+            for key, heading in self.ratios
+            if key in result.ratios
+        ]
+        if ratios:
+            lines += _wrapped(_RATIO_INDENT + " · ".join(ratios), _RATIO_INDENT)
+        return lines
+
+    def _line(self, name: str, size: str, texts: Sequence[str]) -> str:
+        cells = [f"{name:<{self.name_width}}{size:>{_SIZE_WIDTH}}"]
+        cells += [f"{text:>{w}}" for text, w in zip(texts, self.value_widths, strict=True)]
+        return "".join(cells).rstrip()
 
 
-def _value_width(name: str) -> int:
-    return max(_VALUE_WIDTH, len(name) + 2)
+#: What a cell shows for a variant the workload has no value for.
+_ABSENT = object()
 
 
-def _ratio_width(heading: str) -> int:
-    return max(_RATIO_WIDTH, len(heading) + 2)
+def _cell(value: object, formatted: Any) -> str:
+    if value is _ABSENT:
+        return "-"
+    return "n/a" if value is None else str(formatted(value))
 
 
 def _house_layout(results: Sequence[WorkloadResult]) -> _Layout:
@@ -188,12 +211,17 @@ def _targets(results: Sequence[WorkloadResult]) -> list[str]:
             else:
                 value = result.value(MCPCORE)
                 measured = "n/a" if value is None else _format_value(value, result.unit)
-            lines.append(f"  {result.name}: {target.label}: {verdict} ({measured})")
+            lines += _wrapped(f"  {result.name}: {target.label}: {verdict} ({measured})", "    ")
     return ["", "targets:", *lines] if lines else []
 
 
 def _notes(results: Sequence[WorkloadResult]) -> list[str]:
-    lines = [f"  {result.name}: {note}" for result in results for note in result.notes]
+    lines = [
+        part
+        for result in results
+        for note in result.notes
+        for part in _wrapped(f"  {result.name}: {note}", "    ")
+    ]
     return ["", "notes:", *lines] if lines else []
 
 

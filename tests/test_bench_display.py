@@ -187,3 +187,32 @@ def test_without_matplotlib_the_chart_error_says_what_to_install(
     with pytest.raises(PlotUnavailableError):
         write_plot(tmp_path / "chart.png", {"workloads": []})
     assert not (tmp_path / "chart.png").exists()
+
+
+def test_the_report_fits_an_ordinary_terminal() -> None:
+    from bench._report import COLUMNS, TABLE_WIDTH, format_table
+    from bench._results import MCPCORE, Target, WorkloadResult
+
+    long_name = "tools/call through the whole server dispatch, in memory, one call at a time"
+    every_column: dict[str, float | None] = dict.fromkeys(COLUMNS, 123_456.0)
+    rows = [
+        WorkloadResult(
+            "dispatch",
+            long_name,
+            144,
+            "msg/s",
+            every_column,
+            {MCPCORE: [1.0]},
+            {f"{MCPCORE}/{name}": 12.5 for name in COLUMNS[1:]},
+            targets=[Target("SDK >= 15x", f"{MCPCORE}/sdk", 15.0)],
+            notes=["a note long enough to need wrapping, " * 6],
+        ),
+        WorkloadResult("codec", "short", 99, "msg/s", {MCPCORE: 1e6}, {MCPCORE: [1e6]}, {}),
+    ]
+    table = format_table(rows, Settings(repeat=3, target_seconds=0.01)).splitlines()
+    assert max(len(line) for line in table) <= TABLE_WIDTH == 100
+    # Too many columns for a name beside them: the name goes above its values, whole.
+    at = table.index(long_name)
+    assert table[at + 1].split()[:3] == ["144", "B", "123k"]
+    assert table[at + 2].lstrip().startswith("vs sdk 12.5x · vs sdk-session 12.5x")
+    assert table[table.index("[codec: messages per second]") + 3].startswith("short ")
