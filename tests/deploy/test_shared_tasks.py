@@ -358,3 +358,24 @@ async def test_a_legacy_tasks_question_is_put_by_the_other_worker(
         events = [json.loads(e.data) for e in await on_second.read_all_events() if e.data]
         assert events[-1]["result"]["content"][0]["text"] == "True on two"
         assert held.ran_on == ["two"]
+
+
+@http_test
+async def test_without_redis_a_task_call_fails_and_a_run_cannot_end_the_worker() -> None:
+    held = Held()
+    with RedisServer() as redis:
+        async with workers(redis.url, held) as (first, second):
+            task_id = await create(first, "held_job")
+            await held.started.wait()
+            redis.stop()
+            held.release.set()  # (the run ends: its save finds no Redis)
+            await trio.testing.wait_all_tasks_blocked(0.05)
+            call = {"name": "slow_compute", "arguments": {"seconds": 0}}
+            refused = await modern(first, "tools/call", call)
+            assert refused["error"] == {"code": -32603, "message": "The task store is unreachable"}
+            redis.start()
+            # Both workers serve on: a new task completes, polled on the other.
+            again = await create(first, "slow_compute", {"seconds": 0, "label": "back"})
+            done = await poll(second, again, "completed")
+            assert done["result"]["content"][0]["text"] == "Computed back after 0s"
+            assert task_id != again

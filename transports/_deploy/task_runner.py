@@ -118,6 +118,10 @@ class SharedTaskRunner:
                 await store.claim(task_id)
             try:
                 await work()
+            except RedisUnavailableError:
+                # Redis went away mid-run: the outcome is lost, the task stays as last
+                # saved (until its TTL). Raised on, it would end the deployment's group.
+                pass
             except primitives.cancelled_class():
                 # (`cancel` forgets a run before cancelling it: one still known here was
                 # cut from outside, by the worker stopping.)

@@ -23,8 +23,9 @@ basic/utilities/tasks) — a ``tasks/cancel`` on one worker racing the run finis
 another leaves the task cancelled, whichever writes second. (``WATCH`` would do it too,
 but `transports._redis.RedisClient` refuses it on its shared connection.)
 
-When Redis can't be reached the store raises `transports.RedisUnavailableError`: the
-request is answered with an internal error, as any handler's failure is.
+When Redis can't be reached, creating a task fails the call with -32603 (`UNREACHABLE`),
+and the other methods raise `transports.RedisUnavailableError`: the ``tasks/*`` request
+is answered with an internal error, as any handler's failure is.
 """
 
 from __future__ import annotations
@@ -35,14 +36,17 @@ from typing import Any, Final
 
 import msgspec
 
+from mcpcore import jsonrpc
+from mcpcore.errors import McpError
 from mcpcore.server import MAX_TASKS, TaskRecord
-from transports._redis import Arg, RedisClient, RedisReplyError
+from transports._redis import Arg, RedisClient, RedisReplyError, RedisUnavailableError
 
 __all__ = [
     "EXPIRY_MARGIN",
     "LIST_BATCH",
     "MAX_SHARED_TASKS",
     "TERMINAL_STATUSES",
+    "UNREACHABLE",
     "RedisTaskStore",
     "TaskKeys",
 ]
@@ -59,6 +63,9 @@ EXPIRY_MARGIN: Final = 60.0
 #: Records read per round trip when listing a principal's tasks (``tasks/list``): keeps
 #: each reply small while a long list still costs few round trips.
 LIST_BATCH: Final = 100
+
+#: The message of the -32603 answering a call whose task could not be created.
+UNREACHABLE: Final = "The task store is unreachable"
 
 _ENCODER: Final = msgspec.msgpack.Encoder()
 _DECODER: Final = msgspec.msgpack.Decoder(TaskRecord)
@@ -203,9 +210,18 @@ class RedisTaskStore:
 
     async def create(self, record: TaskRecord) -> bool:
         """Keep a new task; when full, drop the finished one expiring first, or refuse."""
-        keys = self.keys
         expires = _expires_at(record)
-        created = await _CREATE_SCRIPT.run(
+        try:
+            created = await self._create(record, expires)
+        except RedisUnavailableError as exc:
+            # "MUST NOT be returned until the task is durably created" (SEP-2663): the
+            # call fails as a request, not as the tool (which never ran).
+            raise McpError(jsonrpc.INTERNAL_ERROR, UNREACHABLE) from exc
+        return bool(created)
+
+    async def _create(self, record: TaskRecord, expires: float | None) -> Any:
+        keys = self.keys
+        return await _CREATE_SCRIPT.run(
             self._client,
             (keys.task(record.task_id), keys.live, keys.done, keys.owned_by(record.principal)),
             (
@@ -220,7 +236,6 @@ class RedisTaskStore:
                 keys.task_prefix,
             ),
         )
-        return bool(created)
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task ``task_id``; None when unknown or past its TTL (by this worker's clock)."""
