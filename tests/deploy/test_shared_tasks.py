@@ -15,16 +15,18 @@ counted polls, never clock bounds.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import trio
 import trio.testing
 
 from examples.everything import build_server
-from mcpcore.server import Context, Server
+from mcpcore.server import Context, MemoryTaskStore, Server
 from tests.deploy.test_shared_sessions import Worker, legacy_headers, parse_events
 from tests.redis_server import RedisServer
 from tests.transports.http_raw import (
@@ -379,3 +381,30 @@ async def test_without_redis_a_task_call_fails_and_a_run_cannot_end_the_worker()
             done = await poll(second, again, "completed")
             assert done["result"]["content"][0]["text"] == "Computed back after 0s"
             assert task_id != again
+
+
+@http_test
+async def test_a_server_given_its_own_task_store_keeps_it_in_a_deployment(
+    redis_server: RedisServer,
+) -> None:
+    own = MemoryTaskStore(time.time)
+    server = Server("own-store", "1.0", task_store=own)
+
+    @server.tool(task="optional")
+    async def quick() -> str:
+        """Answers at once."""
+        return "done"
+
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(
+            partial(serve_http, server, port=0, deployment=Deployment(redis_server.url))
+        )
+        worker = Worker(server, port, nursery.cancel_scope)
+        task_id = await create(worker, "quick")
+        done = await poll(worker, task_id, "completed")
+        assert done["result"]["content"][0]["text"] == "done"
+        assert server.tasks.store is own
+        assert len(own) == 1
+        assert redis_server.command("KEYS", "mcpcore:task*") == []  # (none in Redis)
+        nursery.cancel_scope.cancel()
+    assert server.tasks.store is own
