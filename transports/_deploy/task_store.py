@@ -21,7 +21,9 @@ Every write is one Lua script, so it is atomic among workers. Above all ``save``
 record whose stored status is terminal keeps it ("Terminal states are final", 2025-11-25
 basic/utilities/tasks) — a ``tasks/cancel`` on one worker racing the run finishing on
 another leaves the task cancelled, whichever writes second. (``WATCH`` would do it too,
-but `transports._redis.RedisClient` refuses it on its shared connection.)
+but `transports._redis.RedisClient` refuses it on its shared connection.) The create
+script also drops a task it was not named (the one making room), so the store needs one
+Redis, not a Redis Cluster, as the rest of the deployment does.
 
 When Redis can't be reached, creating a task fails the call with -32603 (`UNREACHABLE`),
 and the other methods raise `transports.RedisUnavailableError`: the ``tasks/*`` request
@@ -55,7 +57,8 @@ __all__ = [
 #: arguments and its inlined result, in Redis's memory, which every worker shares: eight
 #: workers' worth of `mcpcore.server.MAX_TASKS`. Past it, finished tasks are dropped
 #: (the one expiring soonest first), and while every task still runs a new one is
-#: refused (-32603), so that no client can fill Redis.
+#: refused (-32603), so that no client can exhaust Redis's memory (one can still take
+#: every place, as with `mcpcore.server.MemoryTaskStore`: there is no quota per user).
 MAX_SHARED_TASKS: Final = 8 * MAX_TASKS
 #: Seconds a task's key outlives its TTL in Redis. Readers decide expiry by their own
 #: clock; this keeps a record from vanishing early on a worker whose clock lags Redis's.
