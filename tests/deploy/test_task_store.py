@@ -181,6 +181,8 @@ def test_a_terminal_status_is_final(redis_server: RedisServer, run: Runner) -> N
             assert stored is not None
             assert stored.status == "cancelled"
             assert stored.result is None
+            # The refused record takes the state kept (what its caller announces).
+            assert on_a == stored
             # The same status again is no change of it (an idempotent cancel).
             on_b.status_message = "again"
             await store.save(on_b)

@@ -109,12 +109,15 @@ else
 end
 return 1
 """
-# KEYS: task, done. ARGV: status, record, id, expiry score. 1: saved; 0: kept as it was.
+# KEYS: task, done. ARGV: status, record, id, expiry score. 1: saved; 0: gone; the
+# stored record: kept as it was (terminal).
 _SAVE: Final = f"""
 local terminal = {_TERMINAL_LUA}
 local current = redis.call('HGET', KEYS[1], 'status')
 if not current then return 0 end
-if terminal[current] and current ~= ARGV[1] then return 0 end
+if terminal[current] and current ~= ARGV[1] then
+  return redis.call('HGET', KEYS[1], 'record')
+end
 redis.call('HSET', KEYS[1], 'status', ARGV[1], 'record', ARGV[2])
 if terminal[ARGV[1]] then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
 return 1
@@ -250,13 +253,18 @@ class RedisTaskStore:
 
         A terminal status is final: a record stored as cancelled stays cancelled when a
         run that finished on another worker saves it as completed, and the other way
-        round (2025-11-25 tasks: "Terminal states are final").
+        round (2025-11-25 tasks: "Terminal states are final"). Then ``record`` takes
+        the state kept, so that its caller goes on with (and announces) what is true.
         """
-        await _SAVE_SCRIPT.run(
+        kept = await _SAVE_SCRIPT.run(
             self._client,
             (self.keys.task(record.task_id), self.keys.done),
             (record.status, _ENCODER.encode(record), record.task_id, _score(_expires_at(record))),
         )
+        if isinstance(kept, bytes):
+            stored = _DECODER.decode(kept)
+            for name in record.__struct_fields__:
+                setattr(record, name, getattr(stored, name))
 
     async def owned_by(self, principal: str | None) -> list[TaskRecord]:
         """The live tasks of ``principal``, oldest first (2025-11-25 ``tasks/list``)."""
