@@ -223,6 +223,7 @@ async def test_a_pool_given_an_address_connects_there_and_names_the_host() -> No
         url = parse_url(f"http://nowhere.invalid:{port}/mcp")
         pool = ConnectionPool(url, address="127.0.0.1", max_idle=0)
         connection = await pool.acquire()
+        assert connection.peer_address == "127.0.0.1"
         host = [(b"host", url.authority.encode())]
         head = await connection.round_trip(b"GET", b"/elsewhere", host)
         assert head.status == 404
@@ -230,3 +231,30 @@ async def test_a_pool_given_an_address_connects_there_and_names_the_host() -> No
         await pool.aclose()
         assert server.requests[0].headers["host"] == f"nowhere.invalid:{port}"
         assert not resolver.asked
+
+
+@trio_test
+async def test_the_servers_zone_is_the_address_its_connection_reached_not_a_lookup() -> None:
+    auth = AuthServer()
+    # The MCP server's name resolves to loopback for us, but its refused connection
+    # reached a public address: the connection's word counts, and no lookup is made.
+    async with (
+        scripted_server(auth) as server,
+        resolving({"mcp.example": "127.0.0.1", "localhost": "127.0.0.1"}) as resolver,
+    ):
+        port = parse_url(server.url).port
+        auth.base = f"http://localhost:{port}"
+        auth.resource = f"http://mcp.example:{port}/mcp"
+        challenge = f'Bearer resource_metadata="{auth.base}{PRM_PATH}"'
+        refused = OAuth(on_redirect=auth.user).session(auth.resource)
+        with pytest.raises(OAuthError, match="private or loopback"):
+            await refused.challenged(
+                401, challenge, refused.generation, 0, None, peer=PUBLIC_ADDRESS
+            )
+        assert resolver.asked == ["localhost"]
+        assert not server.requests
+        # Told nothing, the session looks the name up: loopback, so loopback is allowed.
+        session = OAuth(on_redirect=auth.user).session(auth.resource)
+        assert await session.challenged(401, challenge, session.generation, 0, None)
+        assert "mcp.example" in resolver.asked
+        assert auth.issued == ["at-1"]

@@ -23,7 +23,7 @@ from transports._client.errors import ConnectionClosedError
 from transports._net import http1
 from transports._runtime.busypoll import BusyPolling, socket_fd
 
-__all__ = ["MAX_HEAD_SIZE", "READ_SIZE", "Head", "HttpConnection"]
+__all__ = ["MAX_HEAD_SIZE", "READ_SIZE", "Head", "HttpConnection", "peer_address"]
 
 #: Bytes asked of the socket per read.
 READ_SIZE: Final = 64 * 1024
@@ -75,6 +75,11 @@ class HttpConnection:
         #: Whether any byte of the current response arrived (an empty answer on a
         #: reused connection means the server closed it first: safe to retry).
         self.got_response_bytes = False
+
+    @property
+    def peer_address(self) -> str | None:
+        """The IP address this connection reached (see `peer_address`)."""
+        return peer_address(self._stream)
 
     @property
     def reusable(self) -> bool:
@@ -193,6 +198,22 @@ class HttpConnection:
             self._closed = True
             self._busy_polling.close()
             await trio.aclose_forcefully(self._stream)
+
+
+def peer_address(stream: trio.abc.Stream) -> str | None:
+    """The IP address a TCP (or TLS over TCP) stream is connected to, None if unknown.
+
+    What the name resolved to for this very connection: `transports.OAuth` judges the
+    MCP server's trust zone by it, not by a lookup of its own (DNS rebinding).
+    """
+    if isinstance(stream, trio.SSLStream):
+        stream = stream.transport_stream
+    if not isinstance(stream, trio.SocketStream):
+        return None
+    try:
+        return str(stream.socket.getpeername()[0])
+    except OSError:
+        return None  # (the socket is closed, or no longer connected)
 
 
 def _describe(exc: BaseException) -> str:

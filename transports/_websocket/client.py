@@ -50,6 +50,7 @@ from transports._client.opening import ClientSettings, open_client
 from transports._client.stream import StreamDriver
 from transports._http.client.auth import Authenticator, BearerAuth, HttpAuth
 from transports._http.client.oauth import OAuth
+from transports._net.client_connection import peer_address
 from transports._net.errors import HttpStatusError
 from transports._net.pool import CONNECT_TIMEOUT
 from transports._runtime.busypoll import BusyPolling, socket_fd
@@ -240,11 +241,14 @@ class _Opening:
                     stream, self._url, fields, timeout=timeout
                 )
             except HttpStatusError as refused:
+                peer = peer_address(stream)
                 await trio.aclose_forcefully(stream)
                 if auth is None or refused.status not in _CHALLENGES:
                     raise
                 challenge = refused.www_authenticate
-                if not await auth.challenged(refused.status, challenge, generation, attempt, None):
+                if not await auth.challenged(
+                    refused.status, challenge, generation, attempt, None, peer=peer
+                ):
                     raise
                 attempt += 1
                 continue

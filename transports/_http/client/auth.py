@@ -46,12 +46,20 @@ class Authenticator(Protocol):
         ...
 
     async def challenged(
-        self, status: int, challenge: str | None, seen: int, attempt: int, nonce: str | None
+        self,
+        status: int,
+        challenge: str | None,
+        seen: int,
+        attempt: int,
+        nonce: str | None,
+        *,
+        peer: str | None = None,
     ) -> bool:
         """The server answered ``status`` (401 or 403) to the headers of generation ``seen``.
 
-        ``challenge`` is its ``WWW-Authenticate``, ``nonce`` its ``DPoP-Nonce``. Returns
-        whether to send the request again (``attempt`` retries have been made).
+        ``challenge`` is its ``WWW-Authenticate``, ``nonce`` its ``DPoP-Nonce``, ``peer``
+        the IP address the refused connection reached, if known. Returns whether to send
+        the request again (``attempt`` retries have been made).
         """
         ...
 
@@ -97,7 +105,14 @@ class BearerAuth:
         return header
 
     async def challenged(
-        self, status: int, challenge: str | None, seen: int, attempt: int, nonce: str | None
+        self,
+        status: int,
+        challenge: str | None,
+        seen: int,
+        attempt: int,
+        nonce: str | None,
+        *,
+        peer: str | None = None,
     ) -> bool:
         """On the first 401: a new token from the callable, and the request once more."""
         if status != 401 or not self.refreshable or attempt > 0:

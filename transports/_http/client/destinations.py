@@ -17,7 +17,10 @@ opted in (``OAuth(allow_private_networks=True)``). IPv4 addresses inside IPv6 on
 (mapped, NAT64, 6to4) are judged as the IPv4 address they reach.
 
 The caller connects to the addresses `AddressGuard.check` returned, never resolving the
-name again: a second answer could differ from the first (DNS rebinding).
+name again: a second answer could differ from the first (DNS rebinding). For the same
+reason the MCP server's zone is that of the address its connection reached (the client
+tells it with each refusal, `AddressGuard.connected_to`); its name is looked up only
+when no connection told it.
 """
 
 from __future__ import annotations
@@ -184,12 +187,18 @@ class AddressGuard:
             )
         return addresses
 
+    def connected_to(self, address: str) -> None:
+        """The MCP server's connection reached ``address``: its zone is the server's.
+
+        Told by the client with each refusal, so no lookup of the server's name is
+        made: a lookup of our own could answer otherwise than the connection's did.
+        """
+        self._server_zone = server_zone([address])
+
     async def _zone_of_server(self) -> Zone:
-        # Residual DNS-rebinding risk: this lookup is not the one the MCP connection
-        # used. A server whose name's DNS it controls could answer a private address
-        # here (and its public one to the connection) to earn the private zone for its
-        # flow; an IP literal in the MCP URL, or the connection's peer address (not
-        # plumbed through to the session yet), closes it.
+        # Only when no connection told its address (`connected_to`): a lookup of our
+        # own, which a server controlling its name's DNS could answer with a private
+        # address (and its public one to the connection) to earn the private zone.
         if self._server_zone is None:
             host = self._server_host
             try:

@@ -225,7 +225,12 @@ class Sender:
             text = None if challenge is None else challenge.decode("latin-1")
             try:
                 again = await auth.challenged(
-                    response.status, text, generation, attempt, text_nonce
+                    response.status,
+                    text,
+                    generation,
+                    attempt,
+                    text_nonce,
+                    peer=response.connection.peer_address,
                 )
             except BaseException:
                 response.abandon()

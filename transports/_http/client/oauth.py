@@ -477,16 +477,26 @@ class OAuthSession:
         return ((_AUTHORIZATION, b"DPoP " + token.encode("latin-1")), (_DPOP, proof.encode()))
 
     async def challenged(
-        self, status: int, challenge: str | None, seen: int, attempt: int, nonce: str | None
+        self,
+        status: int,
+        challenge: str | None,
+        seen: int,
+        attempt: int,
+        nonce: str | None,
+        *,
+        peer: str | None = None,
     ) -> bool:
         """A 401 or 403 came back: authorize, and say whether to send the request again.
 
         ``nonce`` is the response's ``DPoP-Nonce``: kept for the next proofs, and a
-        ``use_dpop_nonce`` 401 sends the request again with it.
+        ``use_dpop_nonce`` 401 sends the request again with it. ``peer``, the address
+        the refused connection reached, is the MCP server's for the SSRF check.
 
         Raises:
             OAuthError: The authorization failed.
         """
+        if peer is not None:
+            self._guard.connected_to(peer)
         parsed = parse_challenge(challenge)
         if nonce and self._tokens is not None and self._tokens.token_type == _DPOP_TOKEN:
             if status == 401 and parsed.error == _USE_DPOP_NONCE:
