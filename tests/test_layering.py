@@ -95,8 +95,10 @@ DRIVER_LAYERS = (
     "transports._client",
     "transports._net",
     "transports._stdio",
-    "transports._websocket",
+    # The WebSocket client authorizes with the HTTP client's authenticators (OAuth's
+    # metadata and tokens travel over HTTP), so it sits above them.
     "transports._http.client",
+    "transports._websocket",
     "transports._http.server",
     "transports._asgi",
     "transports._deploy",
