@@ -7,8 +7,9 @@ principal that created them, as ``tasks/get`` checks). `Tasks` announces each ne
 state of a task here, and every stream following it gets the task as ``tasks/get``
 would show it, tagged with the stream's ``subscriptionId``.
 
-The streams are this process's: in a deployment of several workers a stream hears
-about the tasks whose state changes on its own worker.
+The streams are this process's. In a deployment of several workers, a change saved on
+one worker reaches the streams of the others through `Tasks.on_saved` and
+`Tasks.announce` (`transports.Deployment` wires them).
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ class TaskStreams:
 
     def __bool__(self) -> bool:
         return bool(self._streams)
+
+    def follows(self, task_id: str) -> bool:
+        """Whether some stream here follows ``task_id``."""
+        return any(task_id in following.task_ids for following in self._streams.values())
 
     def add(
         self,

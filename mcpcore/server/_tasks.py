@@ -247,6 +247,7 @@ class Tasks:
         "_report",
         "_runner",
         "_tools",
+        "on_saved",
         "poll_interval_ms",
         "store",
         "streams",
@@ -275,6 +276,10 @@ class Tasks:
         self._asking: dict[str, _Asking] = {}
         #: The listen streams that follow tasks (``notifications/tasks``).
         self.streams = TaskStreams()
+        #: Told of every task state saved here, after this process's streams are: a
+        #: deployment tells the other workers, whose streams may follow the task
+        #: (`announce` there). None: this process's streams are all there are.
+        self.on_saved: Callable[[TaskRecord], Awaitable[None]] | None = None
 
     def configure(
         self,
@@ -425,6 +430,25 @@ class Tasks:
         if self.streams:
             # "notifications/tasks (full DetailedTask) arrive through
             # subscriptions/listen with filter taskIds" (SEP-2663).
+            params = types.TaskNotificationParams(**self._detailed_fields(record))
+            await self.streams.announce(record.principal, params)
+        if self.on_saved is not None:
+            await self.on_saved(record)
+
+    def follows(self, task_id: str) -> bool:
+        """Whether a listen stream here follows ``task_id``."""
+        return self.streams.follows(task_id)
+
+    async def announce(self, task_id: str) -> None:
+        """Tell the streams here that follow ``task_id`` its state, as the store has it.
+
+        For a change saved elsewhere (another worker of a deployment sharing the
+        store); nothing is read unless a stream here follows the task.
+        """
+        if self.store is None or not self.follows(task_id):
+            return
+        record = await self.store.get(task_id)
+        if record is not None:
             params = types.TaskNotificationParams(**self._detailed_fields(record))
             await self.streams.announce(record.principal, params)
 

@@ -408,3 +408,34 @@ async def test_a_server_given_its_own_task_store_keeps_it_in_a_deployment(
         assert redis_server.command("KEYS", "mcpcore:task*") == []  # (none in Redis)
         nursery.cancel_scope.cancel()
     assert server.tasks.store is own
+
+
+@http_test
+async def test_a_listen_stream_on_the_other_worker_hears_the_tasks_news(
+    redis_server: RedisServer,
+) -> None:
+    held = Held()
+    async with workers(redis_server.url, held) as (first, second):
+        task_id = await create(first, "held_job")
+        await held.started.wait()
+        listener = await RawConnection.open(second.port)
+        params = {"notifications": {"taskIds": [task_id]}, "_meta": TASKS_META}
+        await listener.send(
+            listener.encode(
+                headers=modern_headers("subscriptions/listen"),
+                body=modern_body("subscriptions/listen", params, request_id="follow"),
+            )
+        )
+        assert (await listener.read_head()).status == 200
+        [ack] = await listener.read_events(1)
+        assert json.loads(ack.data)["params"]["notifications"]["taskIds"] == [task_id]
+        held.release.set()  # (the run ends on the first worker, which saves it)
+        [news] = await listener.read_events(1)
+        notification = json.loads(news.data)
+        assert notification["method"] == "notifications/tasks"
+        assert notification["params"]["taskId"] == task_id
+        assert notification["params"]["status"] == "completed"
+        assert notification["params"]["result"]["content"][0]["text"] == "released on one"
+        meta = notification["params"]["_meta"]
+        assert meta["io.modelcontextprotocol/subscriptionId"] == "follow"
+        await listener.stream.aclose()

@@ -40,6 +40,7 @@ would start one, and the tasks/* requests, get an internal error).
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import secrets
 import time
@@ -47,10 +48,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Final
 
-from mcpcore.server import Server, TaskRunner
+from mcpcore.server import Server, TaskRecord, TaskRunner
 from transports._asgi.connections import ConnectionPool
 from transports._asgi.watching import Watcher
 from transports._deploy.hub import FanoutHub
+from transports._deploy.messages import TaskSaved
 from transports._deploy.relay import WORKER_NAME_BYTES
 from transports._deploy.shared import Names, RedisSessions
 from transports._deploy.task_runner import SharedTaskRunner
@@ -194,12 +196,24 @@ class Deployment:
                     group, store, broadcast=sessions.broadcast, alive=sessions.alive
                 )
             server.configure(task_runner=runner, new_task_id=new_task_id)
+            if store is not None:
+                # A task's news (notifications/tasks) reaches every worker's listen
+                # streams: each save is announced, the others read the task if a
+                # stream of theirs follows it.
+                sessions.task_news = server.tasks
+                server.tasks.on_saved = functools.partial(_announce_saved, sessions)
             group.start_soon(sessions.listen, subscriber)
             try:
                 yield sessions
             finally:
                 server.hub = hub.local
+                server.tasks.on_saved = None
                 group.cancel_scope.cancel()
+
+
+async def _announce_saved(sessions: RedisSessions, record: TaskRecord) -> None:
+    """Tell the other workers a task's state was saved (lost when Redis is down)."""
+    await sessions.broadcast(TaskSaved(record.task_id, sessions.worker))
 
 
 async def _fail_interrupted(

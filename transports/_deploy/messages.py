@@ -28,6 +28,7 @@ __all__ = [
     "Hangup",
     "Message",
     "Piece",
+    "TaskSaved",
     "Updated",
     "Whole",
 ]
@@ -98,7 +99,14 @@ class CancelTask(msgspec.Struct, tag="x", array_like=True, gc=False):
     task_id: str
 
 
-Message = Forwarded | Hangup | Whole | Piece | Changed | Updated | CancelTask
+class TaskSaved(msgspec.Struct, tag="t", array_like=True, gc=False):
+    """A task's new state was saved by ``worker``: the others tell their listen streams."""
+
+    task_id: str
+    worker: str
+
+
+Message = Forwarded | Hangup | Whole | Piece | Changed | Updated | CancelTask | TaskSaved
 
 ENCODER: Final = msgspec.msgpack.Encoder()
 DECODER: Final = msgspec.msgpack.Decoder(Message)

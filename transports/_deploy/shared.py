@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -33,6 +33,7 @@ from transports._deploy.messages import (
     Hangup,
     Message,
     Piece,
+    TaskSaved,
     Updated,
     Whole,
 )
@@ -45,7 +46,7 @@ from transports._redis import RedisClient, RedisUnavailableError, Subscriber
 from transports._runtime import primitives
 from transports._runtime.primitives import AnyTaskGroup
 
-__all__ = ["LIST_KINDS", "RECHECK_INTERVAL", "Names", "RedisSessions"]
+__all__ = ["LIST_KINDS", "RECHECK_INTERVAL", "Names", "RedisSessions", "TaskNews"]
 
 #: The lists whose changes a server announces (``notifications/<kind>/list_changed``).
 LIST_KINDS: Final = ("tools", "prompts", "resources")
@@ -69,6 +70,18 @@ class Names:
     def worker_channel(self, worker: str) -> bytes:
         """Where a worker hears what is sent to it."""
         return f"{self.namespace}:worker:{worker}".encode()
+
+
+class TaskNews(Protocol):
+    """A server's tasks (`mcpcore.server.Server.tasks`), as told of other workers' saves."""
+
+    def follows(self, task_id: str) -> bool:
+        """Whether a listen stream here follows ``task_id``."""
+        ...
+
+    async def announce(self, task_id: str) -> None:
+        """Tell the streams here following ``task_id`` its state, as the store has it."""
+        ...
 
 
 class RedisSessions:
@@ -98,6 +111,9 @@ class RedisSessions:
         self.worker = worker
         self.hub: FanoutHub | None = None
         self.tasks: SharedTaskRunner | None = None
+        #: The server's tasks, told of task states other workers saved (their
+        #: ``notifications/tasks`` for the listen streams here).
+        self.task_news: TaskNews | None = None
         self._answered = True  # (the last command got its reply)
         self._client = client
         self._subscriber = subscriber
@@ -202,8 +218,18 @@ class RedisSessions:
         elif isinstance(message, CancelTask):
             if self.tasks is not None:
                 self.tasks.cancel_here(message.task_id)
+        elif isinstance(message, TaskSaved):
+            self._task_saved(message)
         elif self.hub is not None:
             await self.hub.deliver(message)
+
+    def _task_saved(self, message: TaskSaved) -> None:
+        news = self.task_news
+        # (our own saves were announced here already; a task no stream here follows
+        # costs nothing, not even a read)
+        if news is None or message.worker == self.worker or not news.follows(message.task_id):
+            return
+        self._group.start_soon(news.announce, message.task_id)
 
     def resubscribed(self) -> None:
         """The subscription was cut and made again: what was in flight may be lost.
