@@ -66,6 +66,7 @@ __all__ = [
     "DEFAULT_POLL_INTERVAL_MS",
     "DEFAULT_TASK_TTL_MS",
     "MAX_TASKS",
+    "MAX_UPDATE_CONFLICTS",
     "MemoryTaskStore",
     "TaskRecord",
     "TaskRunner",
@@ -85,6 +86,10 @@ DEFAULT_POLL_INTERVAL_MS: Final = 500
 #: this, finished tasks are dropped oldest first, and while every task is still running
 #: new ones are refused (-32603) rather than let one client exhaust memory.
 MAX_TASKS: Final = 1024
+#: Times a ``tasks/update`` reads the task again after another save overtook its own
+#: (answers arriving at once on several workers): each retry means another worker
+#: saved meanwhile, so eight is far past any real race and still bounds the loop.
+MAX_UPDATE_CONFLICTS: Final = 8
 #: Statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks).
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 #: What a task's own Context answers if it ever reaches for a connection to ask on (it
@@ -107,7 +112,9 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     """One task, as a store keeps it (a Struct: a shared store encodes it whole).
 
     Times are the server clock's seconds; ``answers`` are the raw input responses so
-    far and ``input_requests`` the questions still outstanding.
+    far and ``input_requests`` the questions still outstanding; ``revision`` counts the
+    saves (a ``tasks/update`` saves its answers only over the revision it read, so that
+    two arriving on two workers at once don't lose one).
     """
 
     task_id: str
@@ -125,6 +132,7 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     handler_state: dict[str, Any] = msgspec.field(default_factory=dict)
     result: dict[str, Any] | None = None
     error: types.Error | None = None
+    revision: int = 0
 
     @property
     def terminal(self) -> bool:
@@ -137,7 +145,8 @@ class TaskStore(Protocol):
 
     A store shared by workers keeps a terminal status final against a concurrent
     save ("Terminal states are final", 2025-11-25 tasks): a cancel on one worker may
-    race the run finishing on another.
+    race the run finishing on another; and it saves a record over a given revision only
+    (compare-and-set), for answers that must not overwrite each other.
     """
 
     async def create(self, record: TaskRecord) -> bool:
@@ -146,8 +155,14 @@ class TaskStore(Protocol):
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task ``task_id``, or None (unknown, or past its TTL)."""
 
-    async def save(self, record: TaskRecord) -> None:
-        """Keep a task's new state."""
+    async def save(self, record: TaskRecord, *, expected: int | None = None) -> bool:
+        """Keep a task's new state, as revision ``record.revision + 1``.
+
+        With ``expected``: only if the stored record is still at that revision; False
+        (nothing saved, ``record`` as it was) if it moved on. True otherwise: saved, or
+        the task is gone, or (a shared store) its stored terminal status was kept and
+        ``record`` took the stored state.
+        """
 
     async def owned_by(self, principal: str | None) -> list[TaskRecord]:
         """The live tasks of ``principal``, oldest first (2025-11-25 ``tasks/list``)."""
@@ -181,10 +196,19 @@ class MemoryTaskStore:
             return None
         return record
 
-    async def save(self, record: TaskRecord) -> None:
-        """Keep a task's new state (a task dropped meanwhile stays dropped)."""
-        if record.task_id in self._tasks:
-            self._tasks[record.task_id] = record
+    async def save(self, record: TaskRecord, *, expected: int | None = None) -> bool:
+        """Keep a task's new state (a task dropped meanwhile stays dropped).
+
+        False when ``expected`` is given and the stored record's revision isn't it.
+        """
+        stored = self._tasks.get(record.task_id)
+        if stored is None:
+            return True
+        if expected is not None and stored.revision != expected:
+            return False
+        record.revision = stored.revision + 1
+        self._tasks[record.task_id] = record
+        return True
 
     async def owned_by(self, principal: str | None) -> list[TaskRecord]:
         """The live tasks of ``principal``, in creation order."""
@@ -421,12 +445,16 @@ class Tasks:
         record.status = "completed"
         record.result = msgspec.to_builtins(value)
 
-    async def _save(self, record: TaskRecord) -> None:
-        """Keep a task's new state, and tell the listen streams that follow it."""
+    async def _save(self, record: TaskRecord, *, expected: int | None = None) -> bool:
+        """Keep a task's new state, and tell the listen streams that follow it.
+
+        False, with nothing saved or told, when ``expected`` is given and the stored
+        task's revision moved on meanwhile (`TaskStore.save`).
+        """
         if self._clock is not None:
             record.last_updated_at = self._clock()
-        if self.store is not None:
-            await self.store.save(record)
+        if self.store is not None and not await self.store.save(record, expected=expected):
+            return False
         if self.streams:
             # "notifications/tasks (full DetailedTask) arrive through
             # subscriptions/listen with filter taskIds" (SEP-2663).
@@ -434,6 +462,7 @@ class Tasks:
             await self.streams.announce(record.principal, params)
         if self.on_saved is not None:
             await self.on_saved(record)
+        return True
 
     def follows(self, task_id: str) -> bool:
         """Whether a listen stream here follows ``task_id``."""
@@ -510,16 +539,28 @@ class Tasks:
         return types.EmptyResult()
 
     async def _take_answers(self, record: TaskRecord, responses: dict[str, Any]) -> bool:
-        """Record answers to outstanding questions; True when the run must start again."""
-        for key, response in responses.items():
-            if key in record.input_requests:
-                del record.input_requests[key]
-                record.answers[key] = response
-        complete = record.status == "input_required" and not record.input_requests
-        if complete:
-            record.status = "working"
-        await self._save(record)
-        return complete
+        """Record answers to outstanding questions; True when the run must start again.
+
+        Saved over the revision read: answers arriving at once on two workers of a
+        deployment are merged (the one that lost reads the task again and adds its
+        own), and only the save that answers the last question restarts the run.
+        """
+        for _ in range(MAX_UPDATE_CONFLICTS):
+            read_at = record.revision
+            for key, response in responses.items():
+                if key in record.input_requests:
+                    del record.input_requests[key]
+                    record.answers[key] = response
+            complete = record.status == "input_required" and not record.input_requests
+            if complete:
+                record.status = "working"
+            if await self._save(record, expected=read_at):
+                return complete
+            fresh = None if self.store is None else await self.store.get(record.task_id)
+            if fresh is None or fresh.terminal:
+                return False  # (dropped, or ended, meanwhile: nothing to answer)
+            record = fresh
+        raise McpError(jsonrpc.INTERNAL_ERROR, "The task changed too often to take the answers")
 
     def _restart(self, task_id: str) -> None:
         if self._runner is not None:

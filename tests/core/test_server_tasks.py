@@ -402,6 +402,73 @@ async def test_input_inside_a_task_is_asked_answered_in_parts_and_resumed() -> N
     assert done.result["content"][0]["text"] == "{'ok': True},{'ok': False}"  # type: ignore[index]
 
 
+class SharedStore:
+    """A store whose reads are copies, as a store shared by workers (Redis) gives them.
+
+    ``overtake`` runs once, inside the first save made over a revision, before it
+    lands: another worker's save, coming first.
+    """
+
+    def __init__(self, clock: Clock) -> None:
+        self.inner = MemoryTaskStore(clock)
+        self.overtake: Callable[[], Awaitable[None]] | None = None
+
+    async def create(self, record: TaskRecord) -> bool:
+        return await self.inner.create(copy(record))
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        record = await self.inner.get(task_id)
+        return None if record is None else copy(record)
+
+    async def save(self, record: TaskRecord, *, expected: int | None = None) -> bool:
+        overtake, self.overtake = self.overtake, None
+        if expected is not None and overtake is not None:
+            await overtake()
+        saved = copy(record)
+        done = await self.inner.save(saved, expected=expected)
+        record.revision = saved.revision
+        return done
+
+    async def owned_by(self, principal: str | None) -> list[TaskRecord]:
+        return [copy(record) for record in await self.inner.owned_by(principal)]
+
+
+def copy(record: TaskRecord) -> TaskRecord:
+    return msgspec.convert(msgspec.to_builtins(record), TaskRecord)
+
+
+@asynchronous
+async def test_answers_saved_at_once_elsewhere_are_merged_and_the_run_starts_once() -> None:
+    runner, clock = StepRunner(), Clock()
+    store = SharedStore(clock)
+    server, _ = task_server(runner, clock, task_store=store)
+    harness = modern(server)
+    task_id = await created(harness, "ask_two")
+    await runner.run()
+    accept = {"action": "accept", "content": {"ok": True}}
+
+    async def other_worker_answers_b() -> None:
+        record = await store.get(task_id)
+        assert record is not None
+        del record.input_requests["b"]
+        record.answers["b"] = {"action": "accept", "content": {"ok": False}}
+        assert await store.save(record, expected=record.revision)
+
+    store.overtake = other_worker_answers_b
+    params = types.UpdateTaskRequestParams(task_id=task_id, input_responses={"a": accept})
+    await harness.call("tasks/update", params)
+    # The update's first save lost to the other's; it read the task again, added its
+    # answer to the other's, and, the last question answered, started the run: once.
+    assert list(runner.pending) == [task_id]
+    await runner.run()
+    done = await detailed(harness, task_id)
+    assert done.status == "completed"
+    assert done.result["content"][0]["text"] == "{'ok': True},{'ok': False}"  # type: ignore[index]
+    # The same answer arriving again (a retried update) is not outstanding: ignored.
+    await harness.call("tasks/update", params)
+    assert not runner.pending
+
+
 @asynchronous
 async def test_a_tool_gathers_input_within_the_request_then_becomes_a_task() -> None:
     runner = StepRunner()

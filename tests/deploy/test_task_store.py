@@ -228,3 +228,35 @@ def test_racing_saves_leave_the_first_terminal_status(
                     assert again.status == stored.status
 
     run(body)
+
+
+def test_a_save_over_a_revision_loses_to_one_that_came_first(
+    redis_server: RedisServer, run: Runner
+) -> None:
+    async def body() -> None:
+        async with store_of(redis_server) as store:
+            assert await store.create(record("t1"))
+            first, second = await store.get("t1"), await store.get("t1")
+            assert first is not None
+            assert second is not None
+            assert first.revision == second.revision == 0
+            first.answers = {"a": 1}
+            assert await store.save(first, expected=0)
+            assert first.revision == 1
+            second.answers = {"b": 2}
+            assert not await store.save(second, expected=0)  # (first came first)
+            assert second.revision == 0  # (as it was: the caller reads again)
+            stored = await store.get("t1")
+            assert stored is not None
+            assert (stored.answers, stored.revision) == ({"a": 1}, 1)
+            stored.answers["b"] = 2
+            assert await store.save(stored, expected=1)
+            # A save without a revision (a run's outcome) always lands, and counts.
+            assert await store.save(second)
+            assert second.revision == 3
+            latest = await store.get("t1")
+            assert latest is not None
+            assert latest.revision == 3
+            assert await store.save(record("gone"), expected=0)  # (dropped: nothing to do)
+
+    run(body)

@@ -109,18 +109,23 @@ else
 end
 return 1
 """
-# KEYS: task, done. ARGV: status, record, id, expiry score. 1: saved; 0: gone; the
-# stored record: kept as it was (terminal).
+# KEYS: task, done. ARGV: status, record, id, expiry score, expected revision ("" for
+# any). Answers {outcome, detail}: {"saved", the new revision}; {"gone"}; {"moved"}
+# (the revision moved on: nothing saved); {"kept", the stored record} (terminal, kept).
+# The hash's ``revision`` is the record's (the encoded one may lag a forced save).
 _SAVE: Final = f"""
 local terminal = {_TERMINAL_LUA}
 local current = redis.call('HGET', KEYS[1], 'status')
-if not current then return 0 end
+if not current then return {{'gone'}} end
+local revision = redis.call('HGET', KEYS[1], 'revision') or '0'
+if ARGV[5] ~= '' and revision ~= ARGV[5] then return {{'moved'}} end
 if terminal[current] and current ~= ARGV[1] then
-  return redis.call('HGET', KEYS[1], 'record')
+  return {{'kept', redis.call('HGET', KEYS[1], 'record'), revision}}
 end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'record', ARGV[2])
+revision = tostring(tonumber(revision) + 1)
+redis.call('HSET', KEYS[1], 'status', ARGV[1], 'record', ARGV[2], 'revision', revision)
 if terminal[ARGV[1]] then redis.call('ZADD', KEYS[2], ARGV[4], ARGV[3]) end
-return 1
+return {{'saved', revision}}
 """
 # KEYS: task. ARGV: worker. Marks who runs the task now, if it still exists.
 _CLAIM: Final = """
@@ -245,26 +250,47 @@ class RedisTaskStore:
 
     async def get(self, task_id: str) -> TaskRecord | None:
         """The task ``task_id``; None when unknown or past its TTL (by this worker's clock)."""
-        data = await self._client.execute("HGET", self.keys.task(task_id), "record")
-        return self._live(data)
+        data, revision = await self._client.execute(
+            "HMGET", self.keys.task(task_id), "record", "revision"
+        )
+        record = self._live(data)
+        if record is not None and revision is not None:
+            record.revision = int(revision)  # (the hash's is the latest: see _SAVE)
+        return record
 
-    async def save(self, record: TaskRecord) -> None:
+    async def save(self, record: TaskRecord, *, expected: int | None = None) -> bool:
         """Keep a task's new state, unless it was dropped or has ended otherwise meanwhile.
 
         A terminal status is final: a record stored as cancelled stays cancelled when a
         run that finished on another worker saves it as completed, and the other way
         round (2025-11-25 tasks: "Terminal states are final"). Then ``record`` takes
         the state kept, so that its caller goes on with (and announces) what is true.
+        With ``expected``, saved only over that revision (compare-and-set, in the same
+        script): False, nothing saved and ``record`` as it was, when another save came
+        first.
         """
-        kept = await _SAVE_SCRIPT.run(
+        outcome = await _SAVE_SCRIPT.run(
             self._client,
             (self.keys.task(record.task_id), self.keys.done),
-            (record.status, _ENCODER.encode(record), record.task_id, _score(_expires_at(record))),
+            (
+                record.status,
+                _ENCODER.encode(record),
+                record.task_id,
+                _score(_expires_at(record)),
+                "" if expected is None else expected,
+            ),
         )
-        if isinstance(kept, bytes):
-            stored = _DECODER.decode(kept)
+        verdict = outcome[0]
+        if verdict == b"moved":
+            return False
+        if verdict == b"saved":
+            record.revision = int(outcome[1])
+        elif verdict == b"kept":
+            stored = _DECODER.decode(outcome[1])
+            stored.revision = int(outcome[2])
             for name in record.__struct_fields__:
                 setattr(record, name, getattr(stored, name))
+        return True
 
     async def owned_by(self, principal: str | None) -> list[TaskRecord]:
         """The live tasks of ``principal``, oldest first (2025-11-25 ``tasks/list``)."""
