@@ -3,6 +3,8 @@
 mcpcore --help
 mcpcore --version
 mcpcore serve [PATH]        # a folder's files, to any MCP client (see serve --help)
+mcpcore bench run TARGET    # load-test any MCP server (see bench run --help)
+mcpcore bench codec FILE    # time your own messages (when installed)
 mcpcore bench [ARGS]        # the benchmarks, as python -m bench (from a source checkout)
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import sys
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
@@ -18,7 +21,7 @@ from typing import Any
 
 from mcpcore_cli.extra import missing_extra, missing_extra_message
 
-__all__ = ["main", "run_bench"]
+__all__ = ["BENCH_SUBCOMMANDS", "bench_subcommands", "main", "run_bench", "run_bench_command"]
 
 #: The source checkout this module was loaded from (an editable install runs from one).
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -33,6 +36,13 @@ NO_BENCHMARKS = (
 INTERRUPTED = 130
 #: How the benchmarks' dependencies are installed (in a checkout).
 BENCH_EXTRA = "pip install -e '.[bench]'"
+#: ``mcpcore bench``'s installed subcommands: name, module (each module has
+#: ``add_arguments(parser)`` and ``run(arguments) -> int``), and its one-line help. Any
+#: other ``mcpcore bench`` arguments go to the checkout's ``python -m bench``.
+BENCH_SUBCOMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("run", "mcpcore_cli.bench.run", "load-test an MCP server (URL or stdio command)"),
+    ("codec", "mcpcore_cli.bench.codec", "time your own MCP messages through the codecs"),
+)
 
 
 def _version() -> str:
@@ -64,14 +74,59 @@ def parser(add_serve_command: Callable[[Any], None] | None = None) -> argparse.A
             add_help=False,
         )
         stub.add_argument("arguments", nargs=argparse.REMAINDER)
-    # Listed for --help only: `main` hands everything after "bench" to the benchmarks.
+    # Listed for --help only: `main` hands everything after "bench" to `run_bench_command`.
     commands.add_parser(
         "bench",
-        help="run the benchmarks, as python -m bench (from a source checkout; "
-        "mcpcore bench --help lists the options)",
+        help="load-test an MCP server (bench run), and the benchmarks "
+        "(mcpcore bench --help lists them)",
         add_help=False,
     )
     return command
+
+
+def bench_subcommands() -> dict[str, str]:
+    """The installed `BENCH_SUBCOMMANDS` (name: module): those whose module exists."""
+    return {
+        name: module
+        for name, module, _ in BENCH_SUBCOMMANDS
+        if importlib.util.find_spec(module) is not None
+    }
+
+
+def bench_parser() -> argparse.ArgumentParser:
+    """``mcpcore bench``'s own subcommands (the rest is ``python -m bench``'s)."""
+    installed = bench_subcommands()
+    command = argparse.ArgumentParser(
+        prog="mcpcore bench",
+        description="Load-test any MCP server, and time messages, from this installation. "
+        "Other arguments run the project's benchmark suite (python -m bench, from a "
+        "source checkout), whose options follow.",
+    )
+    commands = command.add_subparsers(title="commands", dest="bench_command", metavar="COMMAND")
+    for name, module, summary in BENCH_SUBCOMMANDS:
+        if name in installed:
+            subcommand = commands.add_parser(name, help=summary, description=summary)
+            importlib.import_module(module).add_arguments(subcommand)
+    return command
+
+
+def run_bench_command(arguments: Sequence[str], checkout: Path = CHECKOUT) -> int:
+    """``mcpcore bench ARGS``: an installed subcommand, else ``python -m bench`` (`run_bench`).
+
+    ``mcpcore bench --help`` shows both: the subcommands, then the suite's options.
+    """
+    if arguments[:1] and arguments[0] in bench_subcommands():
+        parsed = bench_parser().parse_args(arguments)
+        module = importlib.import_module(bench_subcommands()[parsed.bench_command])
+        status: int = module.run(parsed)
+        return status
+    if arguments[:1] in (["--help"], ["-h"]):
+        bench_parser().print_help()
+        print()
+        if not (checkout / "bench" / "__main__.py").is_file():
+            print(NO_BENCHMARKS)
+            return 0
+    return run_bench(arguments, checkout)
 
 
 def run_bench(arguments: Sequence[str], checkout: Path = CHECKOUT) -> int:
@@ -101,8 +156,8 @@ def run_bench(arguments: Sequence[str], checkout: Path = CHECKOUT) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["bench"]:  # its options are python -m bench's, parsed there
-        return run_bench(argv[1:])
+    if argv[:1] == ["bench"]:  # its own subcommands, or python -m bench's options
+        return run_bench_command(argv[1:])
     try:
         from mcpcore_cli.folder.command import add_serve_command, run_serve_command
     except ImportError as error:

@@ -1,4 +1,4 @@
-"""``mcpcore bench``: the benchmarks behind the installed command, and their refusals.
+"""``mcpcore bench``: its installed subcommands, the benchmarks behind it, their refusals.
 
 Smoke tests only: the one run here is a single fast layer, checked for its numbers and
 output, never for how fast anything was.
@@ -6,6 +6,7 @@ output, never for how fast anything was.
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpcore_cli.cli import NO_BENCHMARKS, main, run_bench
+from mcpcore_cli.cli import NO_BENCHMARKS, bench_subcommands, main, run_bench, run_bench_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -58,14 +59,48 @@ def test_mcpcore_bench_runs_the_benchmarks_with_their_arguments(tmp_path: Path) 
         assert workload["values"]["mcpcore"] > 0
 
 
-def test_mcpcore_bench_help_is_the_benchmarks_help(capsys: pytest.CaptureFixture[str]) -> None:
+def test_mcpcore_bench_help_lists_run_then_the_benchmarks_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["bench", "--help"])
     assert exited.value.code == 0
     shown = capsys.readouterr().out
     assert shown.startswith("usage: mcpcore bench")
+    commands = shown[: shown.index("--only")]
+    assert "run       load-test an MCP server" in commands
+    assert ("codec " in commands) == ("codec" in bench_subcommands())
     for option in ("--only", "--repeat", "--quick", "--json", "--plot", "--without"):
         assert option in shown
+
+
+def test_the_installed_subcommands_go_to_their_modules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    seen: list[argparse.Namespace] = []
+
+    def run(arguments: argparse.Namespace) -> int:
+        seen.append(arguments)
+        return 7
+
+    monkeypatch.setattr("mcpcore_cli.bench.run.run", run)
+    assert main(["bench", "run", "http://127.0.0.1:1/mcp", "--tool", "t", "--requests", "3"]) == 7
+    (arguments,) = seen
+    assert (arguments.bench_command, arguments.target, arguments.tool) == (
+        "run",
+        ["http://127.0.0.1:1/mcp"],
+        "t",
+    )
+    assert arguments.requests == 3
+
+
+def test_without_a_checkout_mcpcore_bench_help_lists_run_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_bench_command(["--help"], checkout=tmp_path) == 0
+    shown = capsys.readouterr().out
+    assert "run       load-test an MCP server" in shown
+    assert shown.endswith(NO_BENCHMARKS + "\n")
 
 
 def test_mcpcore_help_lists_bench(capsys: pytest.CaptureFixture[str]) -> None:
