@@ -255,6 +255,17 @@ def iso_8601(seconds: float) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def _status_fields(record: TaskRecord) -> dict[str, Any]:
+    """A task's id, status and times, as both eras' tasks name them."""
+    return {
+        "task_id": record.task_id,
+        "status": record.status,
+        "status_message": UNSET if record.status_message is None else record.status_message,
+        "created_at": iso_8601(record.created_at),
+        "last_updated_at": iso_8601(record.last_updated_at),
+    }
+
+
 def declares_tasks(capabilities: types.ClientCapabilities | None) -> bool:
     """Whether the client declared the tasks extension (on this request, in 2026-07-28)."""
     extensions = None if capabilities is None else capabilities.extensions
@@ -484,11 +495,7 @@ class Tasks:
     def _detailed_fields(self, record: TaskRecord) -> dict[str, Any]:
         """The fields of a DetailedTask (``tasks/get``, ``notifications/tasks``)."""
         return {
-            "task_id": record.task_id,
-            "status": record.status,
-            "status_message": UNSET if record.status_message is None else record.status_message,
-            "created_at": iso_8601(record.created_at),
-            "last_updated_at": iso_8601(record.last_updated_at),
+            **_status_fields(record),
             "ttl_ms": record.ttl_ms,
             "poll_interval_ms": self.poll_interval_ms,
             "input_requests": (
@@ -615,12 +622,9 @@ class Tasks:
         return types.Task(**self._task_fields(record))
 
     def _task_fields(self, record: TaskRecord) -> dict[str, Any]:
+        # (2025-11-25 names them ttl and pollInterval, the extension ttlMs and pollIntervalMs)
         return {
-            "task_id": record.task_id,
-            "status": record.status,
-            "status_message": UNSET if record.status_message is None else record.status_message,
-            "created_at": iso_8601(record.created_at),
-            "last_updated_at": iso_8601(record.last_updated_at),
+            **_status_fields(record),
             "ttl": record.ttl_ms,
             "poll_interval": self.poll_interval_ms,
         }
