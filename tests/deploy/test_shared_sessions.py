@@ -15,7 +15,7 @@ other, and both seal with one key. The real processes behind nginx are
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -77,13 +77,22 @@ def build() -> Server:
 
 
 @asynccontextmanager
-async def workers(url: str, count: int = 2, **options: Any) -> AsyncIterator[list[Worker]]:
-    """``count`` workers of one deployment, on free ports, for the block."""
+async def workers(
+    url: str,
+    count: int = 2,
+    *,
+    servers: Callable[[int], Server] | None = None,
+    **options: Any,
+) -> AsyncIterator[list[Worker]]:
+    """``count`` workers of one deployment, on free ports, for the block.
+
+    Each serves ``servers(index)`` (by default this module's `build`).
+    """
     running: list[Worker] = []
     errors: list[BaseException] = []
     async with trio.open_nursery() as nursery:
-        for _ in range(count):
-            server = build()
+        for index in range(count):
+            server = build() if servers is None else servers(index)
             scope = trio.CancelScope()
 
             async def serve(

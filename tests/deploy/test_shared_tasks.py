@@ -28,6 +28,7 @@ import trio.testing
 from examples.everything import build_server
 from mcpcore.server import Context, MemoryTaskStore, Server
 from tests.deploy.test_shared_sessions import Worker, legacy_headers, parse_events
+from tests.deploy.test_shared_sessions import workers as shared_workers
 from tests.redis_server import RedisServer
 from tests.transports.http_raw import (
     LEGACY,
@@ -100,34 +101,10 @@ def build(held: Held, name: str) -> Server:
 
 @asynccontextmanager
 async def workers(url: str, held: Held, **options: Any) -> AsyncIterator[list[Worker]]:
-    """Two workers of one deployment, on free ports, for the block."""
-    running: list[Worker] = []
-    errors: list[BaseException] = []
-    async with trio.open_nursery() as nursery:
-        for name in ("one", "two"):
-            server = build(held, name)
-            scope = trio.CancelScope()
-
-            async def serve(
-                server: Server,
-                scope: trio.CancelScope,
-                task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
-            ) -> None:
-                with scope:
-                    await serve_http(
-                        server,
-                        port=0,
-                        deployment=Deployment(url),
-                        on_error=errors.append,
-                        task_status=task_status,
-                        **options,
-                    )
-
-            port = await nursery.start(serve, server, scope)
-            running.append(Worker(server, port, scope))
-        yield running
-        nursery.cancel_scope.cancel()
-    assert not errors, errors
+    """Two workers of one deployment ("one" and "two"), on free ports, for the block."""
+    names = ("one", "two")
+    async with shared_workers(url, servers=lambda i: build(held, names[i]), **options) as both:
+        yield both
 
 
 async def modern(worker: Worker, method: str, params: dict[str, Any]) -> Any:
