@@ -27,6 +27,7 @@ from bench import (
     dispatch,
     importtime,
     large,
+    loadgen,
     memory,
     roundtrip,
     stdio,
@@ -60,6 +61,7 @@ LAYERS: tuple[Layer, ...] = (
     importtime.LAYER,
     asgi.LAYER,
     workers.LAYER,
+    loadgen.LAYER,
 )
 
 DEFAULT_REPEAT, QUICK_REPEAT = 7, 3
