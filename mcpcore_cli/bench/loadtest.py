@@ -172,6 +172,11 @@ def _run(
 
 
 def _reason(error: BaseException) -> str:
-    """The error in one line."""
-    text = str(error).strip().splitlines()
-    return text[0] if text else type(error).__name__
+    """The error in one line: its first line, and its last when it has more.
+
+    (`ServerExitedError` quotes the end of a stdio server's stderr: its last line says why.)
+    """
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    return lines[0] if len(lines) == 1 else f"{lines[0]} {lines[-1]}"

@@ -7,7 +7,8 @@ server. `open_clients` opens what a run at a concurrency of C needs, as wrk does
 - HTTP: one client whose pool keeps C keep-alive connections (a 2025-11-25 session is
   shared by all of them, as a real client's would be);
 - WebSocket: C clients, one connection each;
-- stdio: one server process, its one pipe carrying the C requests in flight.
+- stdio: one server process, its one pipe carrying the C requests in flight (its stderr
+  captured, bounded: the end of it says why a server that exits at once did).
 
 Every client is opened without the result cache (a 2026-07-28 result with a ``ttlMs``
 would otherwise be answered from memory, and the server never asked) and, over HTTP,
@@ -108,7 +109,7 @@ async def open_clients(
             program, *arguments = target.command
             client = await stack.enter_async_context(
                 open_stdio_client(
-                    program, arguments, mode=mode, timeout=timeout, cache=False, stderr="devnull"
+                    program, arguments, mode=mode, timeout=timeout, cache=False, stderr="capture"
                 )
             )
             yield [client]
