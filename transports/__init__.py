@@ -77,6 +77,16 @@ if TYPE_CHECKING:
     )
     from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
     from transports._http.server.listener import serve_http
+    from transports._net.introspection import (
+        INTROSPECTION_CACHE_SIZE,
+        INTROSPECTION_CACHE_TTL,
+        INTROSPECTION_LEEWAY,
+        INTROSPECTION_REFUSAL_CACHE_SIZE,
+        INTROSPECTION_REFUSAL_TTL,
+        INTROSPECTION_TIMEOUT,
+        MAX_INTROSPECTION_SIZE,
+        IntrospectionVerifier,
+    )
     from transports._net.jwt_verifier import (
         JWKS_CACHE_TTL,
         JWKS_FETCH_TIMEOUT,
@@ -189,6 +199,17 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "JWKS_REFETCH_INTERVAL": ("transports._net.jwt_verifier", "JWKS_REFETCH_INTERVAL"),
     "JWT_LEEWAY": ("transports._net.jwt_verifier", "JWT_LEEWAY"),
     "MAX_JWKS_SIZE": ("transports._net.jwt_verifier", "MAX_JWKS_SIZE"),
+    "IntrospectionVerifier": ("transports._net.introspection", "IntrospectionVerifier"),
+    "INTROSPECTION_CACHE_SIZE": ("transports._net.introspection", "INTROSPECTION_CACHE_SIZE"),
+    "INTROSPECTION_CACHE_TTL": ("transports._net.introspection", "INTROSPECTION_CACHE_TTL"),
+    "INTROSPECTION_LEEWAY": ("transports._net.introspection", "INTROSPECTION_LEEWAY"),
+    "INTROSPECTION_REFUSAL_CACHE_SIZE": (
+        "transports._net.introspection",
+        "INTROSPECTION_REFUSAL_CACHE_SIZE",
+    ),
+    "INTROSPECTION_REFUSAL_TTL": ("transports._net.introspection", "INTROSPECTION_REFUSAL_TTL"),
+    "INTROSPECTION_TIMEOUT": ("transports._net.introspection", "INTROSPECTION_TIMEOUT"),
+    "MAX_INTROSPECTION_SIZE": ("transports._net.introspection", "MAX_INTROSPECTION_SIZE"),
     "WebSocketClient": ("transports._websocket", "WebSocketClient"),
     "WebSocketLimits": ("transports._websocket", "WebSocketLimits"),
     "open_http_client": ("transports._http.client", "open_http_client"),
@@ -248,6 +269,12 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_WEBSOCKET_PATH",
     "HEADER_TIMEOUT",
+    "INTROSPECTION_CACHE_SIZE",
+    "INTROSPECTION_CACHE_TTL",
+    "INTROSPECTION_LEEWAY",
+    "INTROSPECTION_REFUSAL_CACHE_SIZE",
+    "INTROSPECTION_REFUSAL_TTL",
+    "INTROSPECTION_TIMEOUT",
     "JWKS_CACHE_TTL",
     "JWKS_FETCH_TIMEOUT",
     "JWKS_REFETCH_INTERVAL",
@@ -264,6 +291,7 @@ __all__ = [
     "MAX_HEADER_COUNT",
     "MAX_HEADER_SIZE",
     "MAX_IDLE_CONNECTIONS",
+    "MAX_INTROSPECTION_SIZE",
     "MAX_JWKS_SIZE",
     "MAX_LISTEN_BACKLOG",
     "MAX_PARTIAL_BYTES",
@@ -306,6 +334,7 @@ __all__ = [
     "HttpLimits",
     "HttpStatusError",
     "InMemoryTokenStorage",
+    "IntrospectionVerifier",
     "JwtVerifier",
     "MemoryEventStore",
     "NotificationCallback",

@@ -18,6 +18,8 @@ transport does what the spec fixes:
 Every MCP request is checked, GET and DELETE included; the metadata is public.
 `BearerAuth.jwt` builds one whose check is a `JwtVerifier` (``jwt_verifier``): JWT
 access tokens of one issuer, verified with its JWKS, for this resource.
+`BearerAuth.introspection` builds one whose check is an `IntrospectionVerifier`
+(``introspection``): opaque tokens, judged by the issuer's RFC 7662 endpoint.
 """
 
 from __future__ import annotations
@@ -25,9 +27,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from mcpcore import jsonrpc
+
+if TYPE_CHECKING:
+    from transports._net.introspection import ClientAuthMethod
 
 __all__ = [
     "PROTECTED_RESOURCE_PATH",
@@ -155,6 +160,49 @@ class BearerAuth:
             audience=resource,
             algorithms=DEFAULT_ALGORITHMS if algorithms is None else algorithms,
             leeway=JWT_LEEWAY if leeway is None else leeway,
+        )
+        return cls(
+            verifier,
+            authorization_servers=[issuer],
+            required_scopes=required_scopes,
+            resource=resource,
+            scopes_supported=scopes_supported,
+            resource_name=resource_name,
+        )
+
+    @classmethod
+    def introspection(
+        cls,
+        *,
+        endpoint: str,
+        client_id: str,
+        client_secret: str,
+        issuer: str,
+        resource: str,
+        required_scopes: Sequence[str] = (),
+        client_auth: ClientAuthMethod = "client_secret_basic",
+        scopes_supported: Sequence[str] | None = None,
+        resource_name: str | None = None,
+    ) -> BearerAuth:
+        """Authorization by opaque access tokens, asked about at the issuer (RFC 7662).
+
+        The verifier is a `transports.IntrospectionVerifier` of ``endpoint`` (the
+        issuer's ``introspection_endpoint``), authenticated with ``client_id`` and
+        ``client_secret`` (``client_auth``), for the audience ``resource`` (this
+        endpoint's canonical URL, also the metadata's ``resource``) and the ``iss``
+        ``issuer``, the metadata's one authorization server. Its other settings are
+        `IntrospectionVerifier`'s defaults: build one yourself to change them. Needs no
+        extra: the standard library does the HTTP.
+        """
+        from transports._net.introspection import IntrospectionVerifier
+
+        verifier = IntrospectionVerifier(
+            endpoint,
+            client_id=client_id,
+            client_secret=client_secret,
+            audience=resource,
+            issuer=issuer,
+            client_auth=client_auth,
         )
         return cls(
             verifier,

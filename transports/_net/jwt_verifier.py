@@ -28,14 +28,12 @@ the issuer. A fetch that fails keeps the keys already known.
 from __future__ import annotations
 
 import http.client
-import ipaddress
 import json
 import logging
 import ssl
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,6 +43,7 @@ import jwt
 
 from mcpcore.auth import as_metadata_urls
 from transports._net.auth import Principal
+from transports._net.backchannel import LOGGER_NAME, check_url, read_bounded
 from transports._runtime import primitives
 
 __all__ = [
@@ -97,10 +96,6 @@ MAX_JWKS_SIZE: Final = 256 * 1024
 
 #: Claims a token must carry (RFC 9068 §2.2 requires them of JWT access tokens).
 _REQUIRED_CLAIMS: Final = ["exp", "iss", "aud", "sub"]
-_LOOPBACK_NAMES: Final = frozenset({"localhost"})
-_READ_SIZE: Final = 16 * 1024
-#: Where a failed fetch is told (to the operator: the client only ever sees a 401).
-LOGGER_NAME: Final = "mcpcore.auth"
 _log = logging.getLogger(LOGGER_NAME)
 
 
@@ -121,21 +116,7 @@ class _Key:
 
 def _check_url(url: str) -> None:
     """Refuse a key-set URL that isn't HTTPS (or plain HTTP to a loopback host)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return
-    if parts.scheme == "http" and parts.hostname and _is_loopback(parts.hostname):
-        return
-    raise ValueError(f"the JWKS URL must be https:// (or http:// to loopback): {url!r}")
-
-
-def _is_loopback(host: str) -> bool:
-    if host in _LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    check_url(url, "the JWKS URL")
 
 
 class _CheckedRedirects(urllib.request.HTTPRedirectHandler):
@@ -210,33 +191,17 @@ def _fetch_json(
     request = urllib.request.Request(url, headers={"Accept": "application/json"})
     try:
         with opener.open(request, timeout=timeout) as response:
-            length = response.headers.get("content-length")
-            if length is not None and length.isdigit() and int(length) > MAX_JWKS_SIZE:
-                raise JwksUnavailableError(f"{what} is too large")
-            body = _read_bounded(response, deadline, what)
+            body = read_bounded(response, MAX_JWKS_SIZE, deadline)
         document = json.loads(body)
     except (OSError, http.client.HTTPException, ValueError) as error:
-        # (urllib's errors and timeouts are OSErrors, a bad JSON body a ValueError)
+        # (urllib's errors and timeouts are OSErrors, a bad JSON body or one past the
+        # cap a ValueError)
         if isinstance(error, urllib.error.HTTPError):
             error.close()  # (it holds the response open)
         raise JwksUnavailableError(f"{what} could not be fetched: {error}") from error
     if not isinstance(document, dict):
         raise JwksUnavailableError(f"{what} is not a JSON object")
     return document
-
-
-def _read_bounded(response: http.client.HTTPResponse, deadline: float, what: str) -> bytes:
-    """The body, read one socket read at a time within the size cap and the deadline."""
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := response.read1(_READ_SIZE):
-        size += len(chunk)
-        if size > MAX_JWKS_SIZE:
-            raise JwksUnavailableError(f"{what} is too large")
-        if time.monotonic() > deadline:
-            raise JwksUnavailableError(f"{what} took too long to arrive")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def parse_jwks(document: Mapping[str, Any]) -> dict[str | None, _Key]:
