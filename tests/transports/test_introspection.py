@@ -15,6 +15,8 @@ import http.server
 import json
 import logging
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
@@ -104,6 +106,13 @@ class IntrospectionServer:
             return self.status, json.dumps(self.answers.get(token, {"active": False})).encode()
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    """Says nothing of a caller that hung up first (the timeout test's): its pipe broke."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass
+
+
 @contextmanager
 def introspection_server() -> Iterator[IntrospectionServer]:
     served = IntrospectionServer()
@@ -127,7 +136,7 @@ def introspection_server() -> Iterator[IntrospectionServer]:
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler) as httpd:
+    with QuietServer(("127.0.0.1", 0), Handler) as httpd:
         served.url = f"http://127.0.0.1:{httpd.server_address[1]}/introspect"
         # (polling every 10 ms for the shutdown: the default 0.5 s would make each test wait)
         thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
@@ -501,6 +510,14 @@ def test_an_endpoint_down_or_failing_is_401_and_a_warning_without_the_token(
     assert base64.b64encode(SECRET.encode()).decode() not in caplog.text
 
 
+def test_a_slow_endpoint_is_given_up_after_the_timeout(caplog: pytest.LogCaptureFixture) -> None:
+    with introspection_server() as endpoint:
+        endpoint.answers = {"good": active()}
+        endpoint.release.clear()  # (it never answers while the call waits)
+        assert trio.run(verifier(endpoint.url, timeout=0.1), "good") is None
+        assert "timed out" in caplog.text
+
+
 def test_an_answer_past_the_size_cap_is_refused(caplog: pytest.LogCaptureFixture) -> None:
     with introspection_server() as endpoint:
         padding = "x" * MAX_INTROSPECTION_SIZE
@@ -571,3 +588,16 @@ def test_the_verifier_guards_the_asgi_app(backend: str) -> None:
         }
         run(backend, lambda: test(endpoint.url))
         assert len(endpoint.calls) == 3  # ("good" once: cached)
+
+
+def test_introspection_needs_neither_pyjwt_nor_cryptography() -> None:
+    # (the oauth extra is for JOSE; opaque tokens need only the standard library)
+    probe = (
+        "import sys\n"
+        "sys.modules['jwt'] = sys.modules['cryptography'] = None\n"
+        "from transports import BearerAuth\n"
+        "BearerAuth.introspection(endpoint='https://a.example/i', client_id='rs',\n"
+        "    client_secret='x', issuer='https://a.example', resource='https://m.example/mcp')\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert ran.returncode == 0, ran.stderr
