@@ -40,6 +40,8 @@ OAUTH_ONLY: Final = (
     "transports/_net/jwt_verifier.py",
     # `private_key_jwt` client assertions, signed by PyJWT (`transports.OAuth`).
     "transports/_http/client/assertion.py",
+    # DPoP proofs (RFC 9449), imported by `transports.OAuth` only when it signs one.
+    "transports/_http/client/dpop.py",
 )
 #: Each extra that brings parts of its own, and those parts (the bench extra has them all).
 EXTRA_ONLY: Final = {"redis": REDIS_ONLY, "oauth": OAUTH_ONLY}
