@@ -31,7 +31,8 @@ CASES = [
     (["trio", "redis"], ["mcpcore", "transports"]),
     (["trio", "oauth"], ["mcpcore", "transports"]),
     (["asgi"], ["mcpcore", "transports/_asgi"]),
-    (["bench"], ["mcpcore", "transports", "bench"]),
+    # (and `mcpcore bench`'s installed subcommands: rich, hdrhistogram)
+    (["bench"], ["mcpcore", "transports", "bench", "mcpcore_cli/bench"]),
 ]
 #: What only the redis extra brings: left out of the cases without it.
 REDIS_ONLY: Final = ("transports/_redis", "transports/_deploy")
