@@ -1,6 +1,6 @@
 """What a run reports: a table (rich), JSON records, and a chart (matplotlib).
 
-The table has one row per level, in milliseconds, and fits a 100-column terminal; the
+The table has one row per level, latencies in milliseconds, and fits an 80-column terminal; the
 errors of each level are listed under it by kind. `records` are what ``--json`` writes,
 one per level; `write_plot` draws throughput and p99 latency against concurrency.
 """
@@ -60,17 +60,23 @@ def write_json(path: Path, results: Sequence[LevelResult], about: dict[str, Any]
 def print_report(results: Sequence[LevelResult], title: str, console: Console) -> None:
     """The table, then each level's errors by kind."""
     open_loop = any(result.rate is not None for result in results)
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("rate/s" if open_loop else "conc.", justify="right")
-    for name in ("requests", "errors", "rps"):
+    table = Table(
+        title=f"{title}, latencies in ms",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        pad_edge=False,
+    )
+    table.add_column("conc.", justify="right")
+    if open_loop:
+        table.add_column("rate/s", justify="right")
+    for name in ("requests", "errors", "rps", *(name for _, name in PERCENTILES), "max"):
         table.add_column(name, justify="right")
-    for _, name in PERCENTILES:
-        table.add_column(f"{name} ms", justify="right")
-    table.add_column("max ms", justify="right")
     for result in results:
         latencies = result.latencies
+        rate = [f"{result.rate:g}" if result.rate is not None else "-"] if open_loop else []
         table.add_row(
-            f"{result.rate:g}" if result.rate is not None else str(result.concurrency),
+            str(result.concurrency),
+            *rate,
             str(result.requests),
             str(result.error_count),
             f"{result.rps:,.0f}",

@@ -5,7 +5,8 @@ HTTP+SSE transport; ``ws(s)://`` for WebSocket) or the command that starts a std
 server. `open_clients` opens what a run at a concurrency of C needs, as wrk does:
 
 - HTTP: one client whose pool keeps C keep-alive connections (a 2025-11-25 session is
-  shared by all of them, as a real client's would be);
+  shared by all of them, as a real client's would be), and one more for the stream of a
+  2024-11-05 HTTP+SSE server;
 - WebSocket: C clients, one connection each;
 - stdio: one server process, its one pipe carrying the C requests in flight (its stderr
   captured, bounded: the end of it says why a server that exits at once did).
@@ -26,12 +27,23 @@ from urllib.parse import urlsplit
 from mcpcore.client import ConnectMode
 from transports import Client, open_http_client, open_stdio_client, open_websocket_client
 
-__all__ = ["HTTP_SCHEMES", "WEBSOCKET_SCHEMES", "Target", "open_clients", "parse_target"]
+__all__ = [
+    "HTTP_SCHEMES",
+    "STREAM_CONNECTIONS",
+    "WEBSOCKET_SCHEMES",
+    "Target",
+    "open_clients",
+    "parse_target",
+]
 
 #: URL schemes of Streamable HTTP (and the legacy HTTP+SSE transport).
 HTTP_SCHEMES: Final = frozenset({"http", "https"})
 #: URL schemes of MCP over WebSocket.
 WEBSOCKET_SCHEMES: Final = frozenset({"ws", "wss"})
+#: Connections an HTTP client may hold besides the C that carry requests: the 2024-11-05
+#: HTTP+SSE transport (a server without Streamable HTTP) answers on one long GET stream,
+#: which holds a connection of its own. (Streamable HTTP never opens it: no GET stream.)
+STREAM_CONNECTIONS: Final = 1
 
 
 @dataclass(frozen=True)
@@ -92,7 +104,7 @@ async def open_clients(
                     timeout=timeout,
                     cache=False,
                     get_stream=False,
-                    max_connections=concurrency,
+                    max_connections=concurrency + STREAM_CONNECTIONS,
                     max_idle_connections=concurrency,
                 )
             )

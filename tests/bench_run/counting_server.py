@@ -5,6 +5,7 @@
     python tests/bench_run/counting_server.py mcpcore stdio COUNT_FILE
     python tests/bench_run/counting_server.py sdk http COUNT_FILE      # the official SDK
     python tests/bench_run/counting_server.py sdk stdio COUNT_FILE
+    python tests/bench_run/counting_server.py sdk sse COUNT_FILE       # 2024-11-05 HTTP+SSE
 
 Every server has the same fixtures, and writes to COUNT_FILE, after each answer, how
 many it has given in all (``echo`` calls, ``fail`` calls, resource reads, prompt gets,
@@ -144,9 +145,12 @@ def _serve_sdk(server: Any, transport: str) -> None:
 
     listener = _listening()
     port = listener.getsockname()[1]
-    app = server.streamable_http_app(json_response=True)
+    if transport == "sse":  # the 2024-11-05 HTTP+SSE transport
+        app, path = server.sse_app(), "/sse"
+    else:
+        app, path = server.streamable_http_app(json_response=True), "/mcp"
     config = uvicorn.Config(app, log_level="error", access_log=False)
-    print(f"URL http://127.0.0.1:{port}/mcp", flush=True)
+    print(f"URL http://127.0.0.1:{port}{path}", flush=True)
     uvicorn.Server(config).run(sockets=[listener])
 
 

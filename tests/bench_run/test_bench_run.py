@@ -73,6 +73,8 @@ CASES = [
     ("sdk http", "legacy", LEGACY),
     ("sdk http", "modern", MODERN),
     ("sdk http", "auto", MODERN),
+    # (the 2024-11-05 HTTP+SSE transport: its GET stream holds a connection of its own)
+    ("sdk sse", "legacy", LEGACY),
     ("sdk stdio", "legacy", LEGACY),
     ("sdk stdio", "modern", MODERN),
 ]
@@ -228,7 +230,7 @@ def test_the_warmup_is_reported_apart(counting_server: CountingServer, tmp_path:
 
 
 @pytest.mark.parametrize("counting_server", ["mcpcore http"], indirect=True)
-def test_the_table_fits_100_columns_and_the_chart_is_drawn(
+def test_the_table_fits_80_columns_and_the_chart_is_drawn(
     counting_server: CountingServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     chart = tmp_path / "chart.png"
@@ -250,8 +252,8 @@ def test_the_table_fits_100_columns_and_the_chart_is_drawn(
     assert len(records) == 3
     output = capsys.readouterr()
     lines = output.out.splitlines()
-    assert max(len(line) for line in lines) <= 100
-    assert any("p99.9 ms" in line for line in lines)
+    assert max(len(line.rstrip()) for line in lines) <= 80
+    assert any("p99.9" in line for line in lines)
     assert output.err == ""  # no progress bar for a short run off a terminal
     assert chart.read_bytes().startswith(b"\x89PNG")
 
