@@ -1,9 +1,10 @@
 """The live progress bar of a run, on stderr (rich).
 
 Shown when stderr is a terminal, or when the run is long (`LONG_RUN`) and someone may
-be waiting on a log; never in between a short run's output and its caller. The bar is
-redrawn from a counter a few times a second (`REFRESH_INTERVAL`), never per answer:
-the workers only add one to an integer.
+be waiting on a log; never in between a short run's output and its caller. On a
+terminal it is a bar, redrawn from a counter a few times a second (`REFRESH_INTERVAL`),
+never per answer: the workers only add one to an integer. Elsewhere (a log) it is one
+plain line as each level starts and one as it ends.
 """
 
 from __future__ import annotations
@@ -46,27 +47,36 @@ class LiveProgress:
     """One bar per level, drawn on stderr while the level runs."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
+        self._console = Console(file=stream or sys.stderr)
         self._progress = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            console=Console(file=stream or sys.stderr),
+            console=self._console,
             auto_refresh=False,
             transient=True,
         )
 
     def __enter__(self) -> LiveProgress:
-        self._progress.start()
+        if self._console.is_terminal:
+            self._progress.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self._progress.stop()
+        if self._console.is_terminal:
+            self._progress.stop()
 
     async def follow(
         self, description: str, total: float | None, done: Callable[[], float]
     ) -> None:
         """Redraw the bar of ``description`` (``done()`` of ``total``) until cancelled."""
+        if not self._console.is_terminal:
+            print(f"mcpcore bench run: {description}...", file=self._console.file, flush=True)
+            try:
+                await trio.sleep_forever()
+            finally:
+                print(f"mcpcore bench run: {description}: done", file=self._console.file)
         task = self._progress.add_task(description, total=total)
         try:
             while True:

@@ -17,7 +17,7 @@ from mcpcore_cli.bench import engine
 from mcpcore_cli.bench.engine import OVERLOADED, Level, LevelResult, Load, run_level
 from mcpcore_cli.bench.latencies import Latencies
 from mcpcore_cli.bench.operations import Call
-from mcpcore_cli.bench.progress import LONG_RUN, wanted
+from mcpcore_cli.bench.progress import LONG_RUN, LiveProgress, wanted
 
 
 def run_on_virtual_clock(level: Level, load: Load) -> LevelResult:
@@ -106,3 +106,19 @@ def test_progress_shows_on_a_terminal_or_a_long_run() -> None:
     assert not wanted(io.StringIO(), None)
     assert not wanted(io.StringIO(), LONG_RUN - 1)
     assert wanted(io.StringIO(), LONG_RUN)
+
+
+def test_progress_off_a_terminal_is_a_line_per_level() -> None:
+    log = io.StringIO()
+
+    async def level() -> None:
+        with LiveProgress(log) as progress:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(progress.follow, "concurrency 8", 10.0, lambda: 3.0)
+                await trio.sleep(0.01)
+                nursery.cancel_scope.cancel()
+
+    trio.run(level)
+    assert log.getvalue() == (
+        "mcpcore bench run: concurrency 8...\nmcpcore bench run: concurrency 8: done\n"
+    )
