@@ -9,7 +9,8 @@ started itself. Two kinds of workload:
   (reported as p50/p99);
 * the concurrency sweep (`SWEEP`: 8, 64, 256 in flight; `QUICK_SWEEP` with
   ``--quick``): that many callers (tasks) at once on the one client, each making calls
-  in a row.
+  in a row. mcpcore's callers are the workers of ``mcpcore bench run``'s closed loop
+  (`mcpcore_cli.bench.engine`), every answer checked: one load generator for both.
 
 Every row runs under one IO policy (`bench._busy_poll`): busy polling off, or on with
 one budget for mcpcore's client and server and the ceiling's alike. A variant is built
@@ -37,7 +38,7 @@ from typing import Any, Final
 from bench._busy_poll import OFF, busy_poll_words
 from bench._layer import Context
 from bench._results import MCPCORE, Target, WorkloadResult, from_samples
-from bench._stdio_runner import LoopThread, child_processes, kill_processes
+from bench._stdio_runner import LoopThread, TrioThread, child_processes, kill_processes
 from mcpcore_cli.bench.timing import Samples, Settings, Variant, measure
 from mcpcore_cli.bench.verify import BenchmarkError
 
@@ -211,15 +212,19 @@ class _Shape:
     calls: int = 1
 
 
-def _batch(variant: ProcessVariant, shape: _Shape) -> Callable[[Any], Awaitable[Any]]:
+def _batch(
+    variant: ProcessVariant, shape: _Shape, expected_text: str
+) -> Callable[[Any], Awaitable[Any]]:
     """One timed batch of ``variant``, in the shape of the workload being measured.
 
     One caller: a loop of calls, each call's latency recorded. More: that many
-    callers at once (`ProcessVariant.gather`), each making its calls in a row.
+    callers at once (`ProcessVariant.gather`), each making its calls in a row; for
+    mcpcore (in a trio loop), through the engine of ``mcpcore bench run`` (`_engine_batch`).
     """
     call, gather = variant.call, variant.gather
     call_concurrent = variant.call_concurrent or call
     latencies, clock = variant.latencies, time.perf_counter_ns
+    concurrent_batch = _engine_batch(variant, shape, expected_text)
 
     async def batch(client: Any) -> list[Any]:
         calls = shape.calls
@@ -230,6 +235,8 @@ def _batch(variant: ProcessVariant, shape: _Shape) -> Callable[[Any], Awaitable[
                 result = await call(client)
                 latencies.append(clock() - start)
             return [result]
+        if variant.column == MCPCORE and issubclass(variant.thread, TrioThread):
+            return await concurrent_batch(client)
 
         async def caller() -> Any:
             result = None
@@ -238,6 +245,36 @@ def _batch(variant: ProcessVariant, shape: _Shape) -> Callable[[Any], Awaitable[
             return result
 
         return await gather(shape.callers, caller)
+
+    return batch
+
+
+def _engine_batch(
+    variant: ProcessVariant, shape: _Shape, expected_text: str
+) -> Callable[[Any], Awaitable[list[Any]]]:
+    """The concurrent batch of mcpcore's variants: ``mcpcore bench run``'s closed loop.
+
+    ``shape.callers`` workers with one call in flight each share ``callers x calls``
+    calls (`mcpcore_cli.bench.engine.run_level`), so one load generator serves the
+    installed command and this suite (issue 20). Every answer is checked here (the
+    tool's text), not only the warm-up's: a wrong one fails the layer. No results are
+    returned: there is nothing left for the warm-up check to read.
+    """
+    from mcpcore_cli.bench.engine import Level, Load, run_level
+
+    call = variant.call_concurrent or variant.call
+    text_of = variant.text_of
+
+    async def batch(client: Any) -> list[Any]:
+        async def judged() -> str | None:
+            text = text_of(await call(client))
+            return None if text == expected_text else f"answered {text[:80]!r}"
+
+        level = Level(shape.callers, [judged])
+        done = await run_level(level, Load(requests=shape.callers * shape.calls))
+        if done.error_count:
+            raise BenchmarkError(f"{variant.name}: {dict(done.errors)}")
+        return []
 
     return batch
 
@@ -271,7 +308,7 @@ def _measure(
     try:
         for variant in variants:
             thread = threads[variant.name] = variant.thread(
-                variant.name, variant.opener, _batch(variant, shape)
+                variant.name, variant.opener, _batch(variant, shape, expected_text)
             )
             thread.start()  # every server starts at once: start-up is not measured
         for thread in threads.values():
