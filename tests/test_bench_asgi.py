@@ -19,7 +19,7 @@ from bench._layer import Context
 from bench._optional import Availability
 from bench.stdio import EXPECTED_TEXT, exchanged_lines
 from mcpcore_cli.bench.timing import Settings
-from tests.test_bench_smoke import run_bench, workloads_by_name
+from tests.test_bench_smoke import in_table, run_bench, workloads_by_name
 
 ROOT = Path(__file__).parent.parent
 UVICORN_INSTALLED = importlib.util.find_spec("uvicorn") is not None
@@ -40,7 +40,7 @@ def test_quick_run_at_one_connection_count_has_both_eras_and_no_errors(tmp_path:
     assert set(rows) == {asgi.workload_name(8, "modern"), asgi.workload_name(8, "legacy")}
     columns = ["mcpcore", "ceiling", *(["sdk"] if SDK_INSTALLED else [])]
     for name, row in rows.items():
-        assert name in table
+        assert in_table(name, table)
         assert row["layer"] == "asgi"
         assert row["unit"] == "round trips/s"
         parameters = row["parameters"]
