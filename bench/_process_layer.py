@@ -9,8 +9,9 @@ started itself. Two kinds of workload:
   (reported as p50/p99);
 * the concurrency sweep (`SWEEP`: 8, 64, 256 in flight; `QUICK_SWEEP` with
   ``--quick``): that many callers (tasks) at once on the one client, each making calls
-  in a row. mcpcore's callers are the workers of ``mcpcore bench run``'s closed loop
-  (`mcpcore_cli.bench.engine`), every answer checked: one load generator for both.
+  in a row. mcpcore's callers, one or many, are the workers of ``mcpcore bench run``'s
+  closed loop (`mcpcore_cli.bench.engine`), every answer checked: one load generator
+  for both.
 
 Every row runs under one IO policy (`bench._busy_poll`): busy polling off, or on with
 one budget for mcpcore's client and server and the ceiling's alike. A variant is built
@@ -218,13 +219,15 @@ def _batch(
     """One timed batch of ``variant``, in the shape of the workload being measured.
 
     One caller: a loop of calls, each call's latency recorded. More: that many
-    callers at once (`ProcessVariant.gather`), each making its calls in a row; for
-    mcpcore (in a trio loop), through the engine of ``mcpcore bench run`` (`_engine_batch`).
+    callers at once (`ProcessVariant.gather`), each making its calls in a row. For
+    mcpcore (in a trio loop), both through the engine of ``mcpcore bench run``
+    (`_engine_batch`).
     """
     call, gather = variant.call, variant.gather
     call_concurrent = variant.call_concurrent or call
     latencies, clock = variant.latencies, time.perf_counter_ns
-    concurrent_batch = _engine_batch(variant, shape, expected_text)
+    if variant.column == MCPCORE and issubclass(variant.thread, TrioThread):
+        return _engine_batch(variant, shape, expected_text)
 
     async def batch(client: Any) -> list[Any]:
         calls = shape.calls
@@ -235,8 +238,6 @@ def _batch(
                 result = await call(client)
                 latencies.append(clock() - start)
             return [result]
-        if variant.column == MCPCORE and issubclass(variant.thread, TrioThread):
-            return await concurrent_batch(client)
 
         async def caller() -> Any:
             result = None
@@ -252,22 +253,27 @@ def _batch(
 def _engine_batch(
     variant: ProcessVariant, shape: _Shape, expected_text: str
 ) -> Callable[[Any], Awaitable[list[Any]]]:
-    """The concurrent batch of mcpcore's variants: ``mcpcore bench run``'s closed loop.
+    """A batch of mcpcore's variants: ``mcpcore bench run``'s closed loop.
 
     ``shape.callers`` workers with one call in flight each share ``callers x calls``
     calls (`mcpcore_cli.bench.engine.run_level`), so one load generator serves the
-    installed command and this suite (issue 20). Every answer is checked here (the
-    tool's text), not only the warm-up's: a wrong one fails the layer. No results are
-    returned: there is nothing left for the warm-up check to read.
+    installed command and this suite (issue 20). One caller's calls are each timed
+    into the variant's latencies (the layer's p50/p99). Every answer is checked here
+    (the tool's text), not only the warm-up's: a wrong one fails the layer. No results
+    are returned: there is nothing left for the warm-up check to read.
     """
     from mcpcore_cli.bench.engine import Level, Load, run_level
 
-    call = variant.call_concurrent or variant.call
-    text_of = variant.text_of
+    one_at_a_time = shape.callers == 1
+    call = variant.call if one_at_a_time else (variant.call_concurrent or variant.call)
+    text_of, latencies, clock = variant.text_of, variant.latencies, time.perf_counter_ns
 
     async def batch(client: Any) -> list[Any]:
         async def judged() -> str | None:
+            start = clock()
             text = text_of(await call(client))
+            if one_at_a_time:
+                latencies.append(clock() - start)
             return None if text == expected_text else f"answered {text[:80]!r}"
 
         level = Level(shape.callers, [judged])
