@@ -210,10 +210,8 @@ def table(rows: Sequence[CodecRow], columns: Sequence[str]) -> Table:
     if "sdk" in columns:
         grid.add_column("vs sdk", justify="right")
     for row in rows:
-        cells = [
-            f"{row.message.name}\n{row.message.payload.method}",
-            f"{row.message.payload.size:,}",
-        ]
+        payload = row.message.payload
+        cells = [f"{row.message.name}\n{payload.method} {payload.kind}", f"{payload.size:,}"]
         cells += [_rate(row.median(name)) for name in columns]
         if "sdk" in columns:
             ratio = row.ratio_to("sdk")
