@@ -214,6 +214,7 @@ async def test_a_valid_token_is_served_and_every_kind_of_invalid_one_is_401() ->
         "another issuer": key.sign(iss="https://evil.example.com"),
         "no subject": key.sign(sub=None),
         "no expiry": key.sign(exp=None),
+        "DPoP-bound (cnf.jkt), shown as bearer": key.sign(cnf={"jkt": "0ZcOCORZNYy-DWpqq30jZ"}),
         "bad signature": other.sign(),
         "alg none": forged({"alg": "none", "kid": "k1"}, None),
         "HS256 with the public key": forged({"alg": "HS256", "kid": "k1"}, key.public_pem()),

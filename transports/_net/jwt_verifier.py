@@ -9,7 +9,9 @@ accepted when, and only when,
   key is public, and taking it as an HMAC secret is the classic confusion);
 * ``iss`` is the issuer, ``aud`` holds this resource (RFC 8707: the canonical URL of
   the MCP endpoint), ``exp`` is in the future and ``nbf`` in the past, give or take
-  `JWT_LEEWAY`, and ``sub`` names the subject (RFC 9068 §2.2).
+  `JWT_LEEWAY`, and ``sub`` names the subject (RFC 9068 §2.2);
+* it is not sender-constrained (no ``cnf``: a DPoP- or mTLS-bound token is good only
+  with its holder's proof, which a bearer check can't see; RFC 9449 §6.1, RFC 8705 §3.1).
 
 The scopes come from ``scope`` (a space-separated string, RFC 9068 / RFC 8693) or
 ``scp`` (a list, as Entra ID and Okta send it); `BearerAuth` answers a token without a
@@ -389,6 +391,11 @@ class JwtVerifier:
             return None
         subject = claims["sub"]
         if not isinstance(subject, str) or not subject:
+            return None
+        if "cnf" in claims:
+            # Sender-constrained (RFC 9449 §6.1 DPoP's cnf.jkt, RFC 8705 §3.1 mTLS's
+            # cnf.x5t#S256): only its holder's proof makes it good, and a bearer check
+            # can't see one. Shown as a bearer token, it is likely stolen.
             return None
         return Principal(subject, _scopes(claims))
 
