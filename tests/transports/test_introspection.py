@@ -14,7 +14,6 @@ import base64
 import http.server
 import json
 import logging
-import socket
 import subprocess
 import sys
 import threading
@@ -29,13 +28,19 @@ import pytest
 import trio
 import trio.testing
 
+from tests.transports.bearer import (
+    INVALID,
+    ISSUER,
+    METADATA,
+    RESOURCE,
+    SCOPE,
+    discover,
+)
+from tests.transports.everything_http import free_port
 from tests.transports.http_raw import (
     RawConnection,
-    RawResponse,
     build_test_server,
     http_test,
-    modern_body,
-    modern_headers,
     running_server,
 )
 from tests.transports.test_asgi_app import (
@@ -56,15 +61,8 @@ from transports import (
     Principal,
 )
 
-ISSUER: Final = "https://auth.example.com"
-RESOURCE: Final = "https://mcp.example.com/mcp"
-METADATA: Final = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
-SCOPE: Final = "mcp:tools"
 CLIENT_ID: Final = "mcp server"  # (a space: form-encoded as "+" in Basic, RFC 6749 §2.3.1)
 SECRET: Final = "s3cr:t/+%é"
-DISCOVER: Final = modern_body("server/discover")
-DISCOVER_HEADERS: Final = modern_headers("server/discover")
-INVALID: Final = f'Bearer error="invalid_token", resource_metadata="{METADATA}", scope="{SCOPE}"'
 
 # ------------------------------------------------------------------ the introspection endpoint
 
@@ -192,11 +190,6 @@ def guarded(check: IntrospectionVerifier) -> BearerAuth:
     return BearerAuth(
         check, authorization_servers=[ISSUER], required_scopes=[SCOPE], resource=RESOURCE
     )
-
-
-async def discover(http: RawConnection, token: str) -> RawResponse:
-    headers = {**DISCOVER_HEADERS, "Authorization": f"Bearer {token}"}
-    return await http.request(headers=headers, body=DISCOVER)
 
 
 def basic(client_id: str, secret: str) -> str:
@@ -466,13 +459,6 @@ def test_a_request_cancelled_while_asking_leaves_the_others_an_answer() -> None:
 
 
 # ------------------------------------------------------------------ failures
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 def test_an_endpoint_down_or_failing_is_401_and_a_warning_without_the_token(

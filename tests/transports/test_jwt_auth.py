@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 import jwt
 import pytest
@@ -29,13 +29,18 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
+from tests.transports.bearer import (
+    INVALID,
+    ISSUER,
+    METADATA,
+    RESOURCE,
+    SCOPE,
+    discover,
+)
 from tests.transports.http_raw import (
     RawConnection,
-    RawResponse,
     build_test_server,
     http_test,
-    modern_body,
-    modern_headers,
     running_server,
 )
 from tests.transports.test_asgi_app import (
@@ -47,14 +52,6 @@ from tests.transports.test_asgi_app import (
     with_token,
 )
 from transports import MAX_JWKS_SIZE, AsgiApp, BearerAuth, JwtVerifier, Principal
-
-ISSUER: Final = "https://auth.example.com"
-RESOURCE: Final = "https://mcp.example.com/mcp"
-METADATA: Final = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
-SCOPE: Final = "mcp:tools"
-DISCOVER: Final = modern_body("server/discover")
-DISCOVER_HEADERS: Final = modern_headers("server/discover")
-INVALID: Final = f'Bearer error="invalid_token", resource_metadata="{METADATA}", scope="{SCOPE}"'
 
 # ------------------------------------------------------------------ keys and tokens
 
@@ -193,11 +190,6 @@ def jwt_auth(url: str, clock: FakeClock | None = None) -> BearerAuth:
     return BearerAuth(
         verifier, authorization_servers=[ISSUER], required_scopes=[SCOPE], resource=RESOURCE
     )
-
-
-async def discover(http: RawConnection, token: str) -> RawResponse:
-    headers = {**DISCOVER_HEADERS, "Authorization": f"Bearer {token}"}
-    return await http.request(headers=headers, body=DISCOVER)
 
 
 # ------------------------------------------------------------------ serve_http
