@@ -22,10 +22,21 @@ import time
 import urllib.parse
 from typing import Final
 
-__all__ = ["LOGGER_NAME", "BodyRefusedError", "check_url", "is_loopback", "read_bounded"]
+__all__ = [
+    "CLOCK_LEEWAY",
+    "LOGGER_NAME",
+    "BodyRefusedError",
+    "check_url",
+    "is_loopback",
+    "read_bounded",
+]
 
 #: Where a failed request to the authorization server is told (to the operator).
 LOGGER_NAME: Final = "mcpcore.auth"
+#: Seconds of clock skew forgiven on a token's ``exp``, ``nbf`` and ``iat``, whoever
+#: checks it. Servers kept by NTP are within a second of each other; 30 s covers a badly
+#: kept one while adding little to a token's life (access tokens live minutes to an hour).
+CLOCK_LEEWAY: Final = 30.0
 _LOOPBACK_NAMES: Final = frozenset({"localhost"})
 #: Bytes asked of the socket per read: small answers in one read, large ones in steps.
 _READ_SIZE: Final = 16 * 1024

@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeGuard
 
 from transports._net.auth import Principal
-from transports._net.backchannel import LOGGER_NAME, check_url, read_bounded
+from transports._net.backchannel import CLOCK_LEEWAY, LOGGER_NAME, check_url, read_bounded
 from transports._runtime import primitives
 from transports._runtime.primitives import AnyEvent
 
@@ -95,10 +95,9 @@ INTROSPECTION_CACHE_SIZE: Final = 4096
 #: Refused answers kept, apart from the accepted ones, so that a flood of made-up
 #: tokens can evict only other refusals, never the answers real users depend on.
 INTROSPECTION_REFUSAL_CACHE_SIZE: Final = 1024
-#: Seconds of clock skew forgiven on ``exp`` and ``nbf``: `JWT_LEEWAY`'s 30 s, for the
-#: same reason (NTP keeps servers within a second; 30 s covers a badly kept one and
-#: adds little to a token living minutes to an hour).
-INTROSPECTION_LEEWAY: Final = 30.0
+#: Seconds of clock skew forgiven on ``exp`` and ``nbf``: the same 30 s as `JWT_LEEWAY`
+#: (`CLOCK_LEEWAY`).
+INTROSPECTION_LEEWAY: Final = CLOCK_LEEWAY
 #: Seconds a call may take: each step (connecting, TLS, each read) times out after as
 #: long, and the body must be whole by then. The request being authorized waits for it,
 #: so it is shorter than a key-set fetch: an endpoint slower than this is down.

@@ -45,7 +45,7 @@ import jwt
 
 from mcpcore.auth import as_metadata_urls
 from transports._net.auth import Principal
-from transports._net.backchannel import LOGGER_NAME, check_url, read_bounded
+from transports._net.backchannel import CLOCK_LEEWAY, LOGGER_NAME, check_url, read_bounded
 from transports._runtime import primitives
 
 __all__ = [
@@ -76,10 +76,8 @@ KEY_TYPES: Final = {
     "ES512": "EC",
     "EdDSA": "OKP",
 }
-#: Seconds of clock skew forgiven on ``exp``, ``nbf`` and ``iat``. Servers kept by NTP
-#: are within a second of each other; 30 s covers a badly kept one while adding little
-#: to a token's life (access tokens live minutes to an hour).
-JWT_LEEWAY: Final = 30.0
+#: Seconds of clock skew forgiven on ``exp``, ``nbf`` and ``iat`` (`CLOCK_LEEWAY`: 30 s).
+JWT_LEEWAY: Final = CLOCK_LEEWAY
 #: Seconds a fetched key set is used before it is fetched again. PyJWT's `PyJWKClient`
 #: keeps one 300 s too: keys rotate over days, and a removed key stops working within
 #: five minutes.
