@@ -455,18 +455,20 @@ def _register_prompts(server: Server) -> None:
         return [c for c in candidates if c.startswith(value)]
 
 
+def form(**properties: str) -> dict[str, Any]:
+    """An elicitation form whose fields (all required) are ``name=type``."""
+    return {
+        "type": "object",
+        "properties": {name: {"type": kind} for name, kind in properties.items()},
+        "required": list(properties),
+    }
+
+
 def _register_mrtr_fixtures(server: Server) -> None:
     """Register the 2026-07-28 multi round-trip fixtures (CONFORMANCE §8.3).
 
     In the legacy era the same handlers send server-to-client requests instead.
     """
-
-    def form(**properties: str) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": {name: {"type": kind} for name, kind in properties.items()},
-            "required": list(properties),
-        }
 
     @server.tool()
     async def test_input_required_result_elicitation(ctx: Context) -> str:
@@ -548,13 +550,6 @@ def _register_task_fixtures(server: Server, sleep: Sleep) -> None:
     Tools registered with ``task=...`` run as tasks for a client that declared
     ``io.modelcontextprotocol/tasks`` on its request (2026-07-28).
     """
-
-    def form(**properties: str) -> dict[str, Any]:
-        return {
-            "type": "object",
-            "properties": {name: {"type": kind} for name, kind in properties.items()},
-            "required": list(properties),
-        }
 
     @server.tool()
     def greet(name: str) -> str:
