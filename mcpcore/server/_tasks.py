@@ -90,8 +90,6 @@ MAX_TASKS: Final = 1024
 #: (answers arriving at once on several workers): each retry means another worker
 #: saved meanwhile, so eight is far past any real race and still bounds the loop.
 MAX_UPDATE_CONFLICTS: Final = 8
-#: Statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks).
-TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 #: What a task's own Context answers if it ever reaches for a connection to ask on (it
 #: never should: a task's questions become its input requests, `Context.request_input`).
 _NO_CONNECTION: Final = "A task has no connection to ask the client on"
@@ -137,7 +135,7 @@ class TaskRecord(msgspec.Struct, kw_only=True):
     @property
     def terminal(self) -> bool:
         """Whether the task is over (completed, failed or cancelled)."""
-        return self.status in TERMINAL
+        return self.status in types.TERMINAL_TASK_STATUSES
 
 
 class TaskStore(Protocol):

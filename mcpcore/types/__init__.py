@@ -268,6 +268,7 @@ from ._subscriptions import (
     UnsubscribeRequestParams,
 )
 from ._tasks import (
+    TERMINAL_TASK_STATUSES,
     CancelTaskRequest,
     CancelTaskRequestParams,
     CancelTaskResult,
@@ -317,6 +318,7 @@ __all__ = [
     "SERVER_INFO_META_KEY",
     "SUBSCRIPTION_ID_META_KEY",
     "TASKS_EXTENSION",
+    "TERMINAL_TASK_STATUSES",
     "UNSET",
     "Annotated",
     "Annotations",

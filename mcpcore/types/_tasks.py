@@ -7,7 +7,7 @@ are in `mcpcore.types._tasks_extension`.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Final, Literal, TypeAlias
 
 from ._base import UNSET, MCPType, ResultType, UnsetType, meta_field
 from ._common import (
@@ -22,6 +22,7 @@ from ._common import (
 )
 
 __all__ = [
+    "TERMINAL_TASK_STATUSES",
     "CancelTaskRequest",
     "CancelTaskRequestParams",
     "CancelTaskResult",
@@ -45,6 +46,11 @@ __all__ = [
 
 #: The status of a task. Legacy only: 2025-11-25.
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
+#: The statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks; the
+#: 2026-07-28 extension's are the same).
+TERMINAL_TASK_STATUSES: Final[frozenset[TaskStatus]] = frozenset(
+    {"completed", "failed", "cancelled"}
+)
 
 
 class TaskMetadata(MCPType, kw_only=True):

@@ -30,6 +30,7 @@ import trio
 from mcpcore.client import ClientSession, McpError, TaskCancelledError
 from mcpcore.errors import LocalProtocolError
 from mcpcore.types import (
+    TERMINAL_TASK_STATUSES,
     CallToolResult,
     CreateTaskExtensionResult,
     DetailedTaskResult,
@@ -57,8 +58,6 @@ MAX_POLL_INTERVAL: Final = 30.0
 #: Seconds the ``tasks/cancel`` sent on the way out may take, shielded from the cancel
 #: that caused it: enough for one round trip, short enough not to hold the caller.
 CANCEL_GRACE: Final = 5.0
-#: Statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks).
-_TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
 
 #: Told about every new status the task reports (its ``DetailedTaskResult``), in the
 #: waiting task; sync or async.
@@ -242,7 +241,7 @@ async def _watch(
     session: ClientSession, task: Task, timeout: float | None, reporter: _Reporter
 ) -> None:
     """Poll ``tasks/get`` for the status callback until the task ends (or a poll fails)."""
-    while task.status not in _TERMINAL:
+    while task.status not in TERMINAL_TASK_STATUSES:
         await trio.sleep(_legacy_poll_interval(task))
         try:
             task = await session.get_legacy_task(task.task_id, timeout=timeout)

@@ -41,6 +41,7 @@ import msgspec
 from mcpcore import jsonrpc
 from mcpcore.errors import McpError
 from mcpcore.server import MAX_TASKS, TaskRecord
+from mcpcore.types import TERMINAL_TASK_STATUSES
 from transports._redis import Arg, RedisClient, RedisReplyError, RedisUnavailableError
 
 __all__ = [
@@ -74,7 +75,7 @@ _ENCODER: Final = msgspec.msgpack.Encoder()
 _DECODER: Final = msgspec.msgpack.Decoder(TaskRecord)
 #: The statuses a task never leaves ("Terminal states are final", 2025-11-25 tasks), as
 #: the save script tests them (`TaskRecord.terminal` in Python).
-TERMINAL_STATUSES: Final = ("cancelled", "completed", "failed")
+TERMINAL_STATUSES: Final = tuple(sorted(TERMINAL_TASK_STATUSES))
 _TERMINAL_LUA: Final = "{" + ", ".join(f"['{s}'] = true" for s in TERMINAL_STATUSES) + "}"
 
 # KEYS: task, live, done, owner. ARGV: id, status, record, expiry score, now (ms), cap,
