@@ -98,17 +98,14 @@ async def wait_for_task(
     """
     task_id = task.task_id
     interval = poll_interval(task)
-    seen: tuple[str, object] | None = None
+    reporter = None if on_status is None else _Reporter(on_status)
     try:
         while True:
             await trio.sleep(interval)
             detail = await session.get_task(task_id, timeout=timeout)
             interval = poll_interval(detail)
-            if on_status is not None and (detail.status, detail.status_message) != seen:
-                seen = (detail.status, detail.status_message)
-                returned = on_status(detail)
-                if inspect.isawaitable(returned):
-                    await returned
+            if reporter is not None:
+                await reporter.tell(detail)
             result = _outcome(detail)
             if result is not None:
                 return result
@@ -213,16 +210,23 @@ async def _task_result(session: ClientSession, task_id: str) -> CallToolResult |
 
 
 class _Reporter:
-    """Tells ``task_status`` each new status of a 2025-11-25 task, as a DetailedTaskResult."""
+    """Tells ``task_status`` each new status of a task (a status or message not told yet)."""
 
     def __init__(self, on_status: TaskStatusCallback) -> None:
         self._on_status = on_status
         self._seen: tuple[str, object] | None = None
 
-    async def report(self, task: Task) -> None:
-        if (task.status, task.status_message) == self._seen:
+    async def tell(self, detail: DetailedTaskResult) -> None:
+        """Tell a 2026-07-28 task's status, if new."""
+        if (detail.status, detail.status_message) == self._seen:
             return
-        self._seen = (task.status, task.status_message)
+        self._seen = (detail.status, detail.status_message)
+        returned = self._on_status(detail)
+        if inspect.isawaitable(returned):
+            await returned
+
+    async def report(self, task: Task) -> None:
+        """Tell a 2025-11-25 task's status, if new, as a DetailedTaskResult."""
         detail = DetailedTaskResult(
             task_id=task.task_id,
             status=task.status,
@@ -232,9 +236,7 @@ class _Reporter:
             ttl_ms=task.ttl,
             poll_interval_ms=task.poll_interval,
         )
-        returned = self._on_status(detail)
-        if inspect.isawaitable(returned):
-            await returned
+        await self.tell(detail)
 
 
 async def _watch(
