@@ -211,11 +211,13 @@ class AsgiApp:
         # One cancel scope per request: the watcher cancels it when the body is late
         # (408), when the client hangs up, or when it stops reading.
         clean = False
-        with primitives.CancelScope() as cancel:
+        async with primitives.Interruptible() as cancel:
             watch = Watch(writer, reply, receive, cancel, writer.last_write)
             running.watcher.watch(watch)
             try:
-                await self._serve(scope, watch, running)
+                await self._serve(
+                    scope, watch, running, receive=receive, reply=reply, writer=writer
+                )
                 clean = not cancel.cancel_called
             except primitives.GONE:
                 pass  # the client is gone: nobody to answer
@@ -225,17 +227,25 @@ class AsgiApp:
         if watch.late_body:
             await reply.refuse(_TIMED_OUT.status, _TIMED_OUT.message, close=True)
 
-    async def _serve(self, scope: Scope, watch: Watch, running: _Running) -> None:
+    async def _serve(
+        self,
+        scope: Scope,
+        watch: Watch,
+        running: _Running,
+        *,
+        receive: Receive,
+        reply: Reply,
+        writer: AsgiWriter,
+    ) -> None:
         """Read the request, then have the router answer it."""
-        reply, router, watcher = watch.reply, running.router, running.watcher
-        request = await read_request(scope, watch.receive, self.limits)
+        request = await read_request(scope, receive, self.limits)
         if request is None:
             return  # the client left before its request was whole
         if isinstance(request, Refusal):
             await reply.refuse(request.status, request.message, headers=request.headers, close=True)
             return
-        watcher.answering(watch, primitives.current_time())
-        await router(request, reply, watch.writer)
+        running.watcher.answering(watch, primitives.current_time())
+        await running.router(request, reply, writer)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """The ASGI lifespan protocol, when the app is the top-level one."""

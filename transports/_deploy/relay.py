@@ -212,7 +212,7 @@ class Answering:
         )
         clean = False
         try:
-            with primitives.CancelScope() as cancel:
+            async with primitives.Interruptible() as cancel:
                 watch = Watch(writer, reply, receive, cancel, now)
                 watch.arrived = True
                 self._watcher.watch(watch)

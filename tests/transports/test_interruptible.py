@@ -1,0 +1,95 @@
+"""`primitives.Interruptible`: a block another task ends early, on asyncio and on trio.
+
+The ASGI app runs each request in one (`transports._asgi.app`): the watcher cancels it
+when the client hangs up or its body is late. What must hold on both libraries: a cancel
+from another task ends the block at its next checkpoint and is swallowed there; a block
+nobody cancelled lets its own exceptions (a `TimeoutError` included) through; a cancel
+after the block is left does nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import anyio
+import pytest
+
+from transports._runtime import primitives
+
+BACKENDS = ["asyncio", "trio"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cancel_from_another_task_ends_the_block_and_is_swallowed(backend: str) -> None:
+    reached: list[str] = []
+
+    async def main() -> None:
+        block = primitives.Interruptible()
+        async with anyio.create_task_group() as group:
+
+            async def cancel_soon() -> None:
+                await anyio.sleep(0)
+                block.cancel()
+
+            group.start_soon(cancel_soon)
+            async with block:
+                reached.append("entered")
+                await anyio.sleep(math.inf)
+                reached.append("never")
+            reached.append("after")
+        assert block.cancel_called
+
+    anyio.run(main, backend=backend)
+    assert reached == ["entered", "after"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_uncancelled_block_lets_its_own_exceptions_through(backend: str) -> None:
+    block = primitives.Interruptible()
+
+    async def times_out() -> None:
+        async with block:
+            await anyio.sleep(0)
+            raise TimeoutError("the block's own")
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError, match="the block's own"):
+            await times_out()
+        assert not block.cancel_called
+
+    anyio.run(main, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cancel_after_the_block_does_nothing(backend: str) -> None:
+    async def main() -> None:
+        block = primitives.Interruptible()
+        async with block:
+            await anyio.sleep(0)
+        block.cancel()
+        assert not block.cancel_called
+        await anyio.sleep(0)  # (nothing pending cancels this task)
+
+    anyio.run(main, backend=backend)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_outer_cancellation_still_reaches_the_caller(backend: str) -> None:
+    reached: list[str] = []
+
+    async def main() -> None:
+        with anyio.CancelScope() as outer:
+            async with anyio.create_task_group() as group:
+
+                async def cancel_outer() -> None:
+                    await anyio.sleep(0)
+                    outer.cancel()
+
+                group.start_soon(cancel_outer)
+                async with primitives.Interruptible():
+                    await anyio.sleep(math.inf)
+                reached.append("never")  # (the outer scope's cancellation is not the block's)
+        assert outer.cancelled_caught
+
+    anyio.run(main, backend=backend)
+    assert reached == []
