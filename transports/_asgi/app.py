@@ -63,11 +63,14 @@ _NOT_RUNNING: Final = (
 class _Running:
     """What the app holds while its lifespan runs."""
 
-    __slots__ = ("router", "watcher")
+    __slots__ = ("clock", "router", "watcher")
 
     def __init__(self, router: Router, watcher: Watcher) -> None:
         self.router = router
         self.watcher = watcher
+        # (The lifespan and its requests run in one library: its clock is read per
+        # request without choosing the library each time.)
+        self.clock = primitives.clock()
 
 
 class AsgiApp:
@@ -202,7 +205,8 @@ class AsgiApp:
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         running = self._running
         http1 = str(scope.get("http_version", "1.1")).startswith("1")
-        writer = AsgiWriter(send, primitives.current_time(), self._connections, http1=http1)
+        clock = primitives.current_time if running is None else running.clock
+        writer = AsgiWriter(send, clock, self._connections, http1=http1)
         reply = Reply(writer)
         if running is None:
             _log.error(_NOT_RUNNING)
@@ -244,7 +248,7 @@ class AsgiApp:
         if isinstance(request, Refusal):
             await reply.refuse(request.status, request.message, headers=request.headers, close=True)
             return
-        running.watcher.answering(watch, primitives.current_time())
+        running.watcher.answering(watch, running.clock())
         await running.router(request, reply, writer)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:

@@ -43,6 +43,7 @@ class AsgiWriter:
     """
 
     __slots__ = (
+        "_clock",
         "_closers",
         "_connections",
         "_locked",
@@ -56,19 +57,25 @@ class AsgiWriter:
     )
 
     def __init__(
-        self, send: Send, now: float, connections: ConnectionPool, *, http1: bool = True
+        self,
+        send: Send,
+        clock: Callable[[], float],
+        connections: ConnectionPool,
+        *,
+        http1: bool = True,
     ) -> None:
         self._send = send
+        self._clock = clock
         self._connections = connections
         # (HTTP/2 and 3 forbid connection-specific fields, RFC 9113 §8.2.2: no close there)
         self._may_close = http1
         self._locked = False
         self._unlocked: primitives.AnyEvent | None = None
-        self._closers: list[Callable[[], None]] = []
+        self._closers: list[Callable[[], None]] | None = None  # (most requests have none)
         self._modern: Connection | None = None
         self.nudge: Callable[[], None] | None = None
         self.writing_since: float | None = None
-        self.last_write = now
+        self.last_write = clock()
 
     @property
     def modern(self) -> object | None:
@@ -114,8 +121,15 @@ class AsgiWriter:
         fields = [*headers, (b"content-length", str(len(body)).encode())]
         if close and self._may_close:
             fields.append(_CLOSE)
-        await self._write({"type": "http.response.start", "status": status, "headers": fields})
-        await self._write({"type": "http.response.body", "body": body})
+        self.writing_since = self._clock()
+        try:
+            await self._send({"type": "http.response.start", "status": status, "headers": fields})
+            await self._send({"type": "http.response.body", "body": body})
+        except OSError as exc:
+            raise anyio.BrokenResourceError("the client is gone") from exc
+        finally:
+            self.last_write = self.writing_since
+            self.writing_since = None
 
     async def write_stream(self, head: Sequence[Header] | None, data: bytes, *, end: bool) -> None:
         """A piece of a streamed 200 response, after its head when ``head`` is given."""
@@ -127,19 +141,21 @@ class AsgiWriter:
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Call ``closer`` once the request is over."""
+        if self._closers is None:
+            self._closers = []
         self._closers.append(closer)
 
     def close(self, *, clean: bool) -> None:
         """The request is over (``clean``: answered, not cancelled): run what waited for it."""
-        closers, self._closers = self._closers, []
-        for closer in closers:
+        closers, self._closers = self._closers, None
+        for closer in closers or ():
             closer()
         if self._modern is not None:
             self._connections.give_back(self._modern, clean=clean)
             self._modern = None
 
     async def _write(self, message: MutableMapping[str, Any]) -> None:
-        self.writing_since = primitives.current_time()
+        self.writing_since = self._clock()
         try:
             await self._send(message)
         except OSError as exc:

@@ -102,10 +102,9 @@ class RelayWriter(AsgiWriter):
         self,
         publish: Callable[[Message], Awaitable[int]],
         ticket: int,
-        now: float,
         connections: ConnectionPool,
     ) -> None:
-        super().__init__(_never_sent, now, connections)
+        super().__init__(_never_sent, primitives.current_time, connections)
         self._publish_piece = publish
         self._ticket = ticket
 
@@ -200,7 +199,7 @@ class Answering:
             return _DISCONNECT
 
         now = primitives.current_time()
-        writer = RelayWriter(publish, forwarded.ticket, now, self._connections)
+        writer = RelayWriter(publish, forwarded.ticket, self._connections)
         reply = Reply(writer)
         request = HttpRequest(
             forwarded.method,
@@ -232,7 +231,6 @@ class Answering:
         writer = RelayWriter(
             lambda message: self._publish(forwarded.reply_to, message),
             forwarded.ticket,
-            primitives.current_time(),
             self._connections,
         )
         with contextlib.suppress(*primitives.GONE):

@@ -131,7 +131,8 @@ class Reply:
     ) -> None:
         """Send a complete response (``close``: end the connection after it)."""
         connection = self._connection
-        await connection.lock()
+        if not connection.lock_nowait():  # (a free lock costs no coroutine)
+            await connection.lock()
         try:
             self._check_idle()
             await connection.write_response(status, headers, body, close=close)
@@ -165,7 +166,8 @@ class Reply:
     async def start_stream(self, headers: Sequence[Header] = (), *, first: bytes = b"") -> None:
         """Start an event stream (status 200), with ``first`` (encoded events) in the same write."""
         connection = self._connection
-        await connection.lock()
+        if not connection.lock_nowait():  # (a free lock costs no coroutine)
+            await connection.lock()
         try:
             self._check_idle()
             await connection.write_stream(_stream_head(headers), first, end=False)
@@ -181,7 +183,8 @@ class Reply:
         a stream the keep-alive started meanwhile just goes on.
         """
         connection = self._connection
-        await connection.lock()
+        if not connection.lock_nowait():  # (a free lock costs no coroutine)
+            await connection.lock()
         try:
             if self.finished:
                 raise RuntimeError("the response is complete")
@@ -202,7 +205,8 @@ class Reply:
     async def send_raw(self, data: bytes) -> None:
         """Write already encoded events."""
         connection = self._connection
-        await connection.lock()
+        if not connection.lock_nowait():  # (a free lock costs no coroutine)
+            await connection.lock()
         try:
             if not self.streaming or self.finished:
                 raise RuntimeError("no event stream is open")
@@ -213,7 +217,8 @@ class Reply:
     async def end_stream(self, last: bytes = b"") -> None:
         """End the event stream, after ``last`` (encoded events) if given."""
         connection = self._connection
-        await connection.lock()
+        if not connection.lock_nowait():  # (a free lock costs no coroutine)
+            await connection.lock()
         try:
             if self.finished:
                 return
@@ -229,7 +234,8 @@ class Reply:
         (encoded events) are written as they are; ``end`` ends the stream.
         """
         connection = self._connection
-        await connection.lock()
+        if not connection.lock_nowait():  # (a free lock costs no coroutine)
+            await connection.lock()
         try:
             if self.finished:
                 raise RuntimeError("the response is complete")
@@ -263,7 +269,8 @@ class Reply:
         2026-07-28 errors are told apart by theirs.
         """
         connection = self._connection
-        await connection.lock()
+        if not connection.lock_nowait():  # (a free lock costs no coroutine)
+            await connection.lock()
         try:
             if self.streaming:
                 if self.finished:
@@ -288,7 +295,8 @@ class Reply:
     async def stream_message(self, message: bytes, headers: Sequence[Header] = ()) -> None:
         """Write a message before the answer, starting the event stream if need be."""
         connection = self._connection
-        await connection.lock()
+        if not connection.lock_nowait():  # (a free lock costs no coroutine)
+            await connection.lock()
         try:
             if self.finished:
                 raise RuntimeError("the response is complete")

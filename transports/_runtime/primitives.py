@@ -63,6 +63,7 @@ __all__ = [
     "Semaphore",
     "cancelled_class",
     "checkpoint_function",
+    "clock",
     "current_task",
     "current_time",
     "open_channel",
@@ -210,6 +211,15 @@ def current_time() -> float:
     """The running library's clock (trio's may be a test's autojump clock)."""
     # (anyio's on asyncio is the loop's `time()`, reached through three calls more)
     return trio.current_time() if _on_trio() else asyncio.get_running_loop().time()
+
+
+def clock() -> Callable[[], float]:
+    """The running library's clock as a function, for code that reads it often.
+
+    `current_time` chooses the library on each call; this chooses once, for objects
+    that live in one library's run (an ASGI app's lifespan and its requests).
+    """
+    return trio.current_time if _on_trio() else asyncio.get_running_loop().time
 
 
 async def sleep(seconds: float) -> None:
