@@ -66,6 +66,19 @@ class EndpointGate:
             {PROTECTED_RESOURCE_PATH, PROTECTED_RESOURCE_PATH + path.rstrip("/")}
         )
 
+    def passes(self, request: HttpRequest) -> Passed | None:
+        """`Passed` for a request to the endpoint that needs no token and passes; else None.
+
+        None does not refuse: `check` decides and answers (a request that needs a token, a
+        refusal, the metadata). Most requests pass here, without a coroutine.
+        """
+        if self._auth is not None or request.path != self._path:
+            return None
+        headers = request.headers
+        if self._refusal(headers.get("host"), headers.get("origin")) is not None:
+            return None
+        return _ANONYMOUS
+
     async def check(self, request: HttpRequest, reply: Reply) -> Passed | None:
         """Whether ``request`` passes; None when it doesn't, and it has been answered."""
         headers = request.headers

@@ -120,9 +120,11 @@ class Router:
 
     async def __call__(self, request: HttpRequest, reply: Reply, http: ResponseWriter) -> None:
         """Answer one request."""
-        passed = await self._gate.check(request, reply)  # Host, Origin, path, token
+        passed = self._gate.passes(request)
         if passed is None:
-            return
+            passed = await self._gate.check(request, reply)  # Host, Origin, path, token
+            if passed is None:
+                return
         principal = passed.principal
         headers = request.headers
         method = request.method
@@ -146,7 +148,10 @@ class Router:
         method = request.method
         era = route_for(request.headers.get("mcp-protocol-version"))
         if method == "POST":
-            await self._post(request, reply, http, principal, era)
+            if era is Era.MODERN or not self._legacy_on:
+                await self.modern.post(request, reply, http, principal)
+            else:
+                await self._legacy_post(request, reply, principal)
         elif era is Era.MODERN or not self._legacy_on:
             await reply.refuse(405, "Method Not Allowed", headers=_ALLOW_MODERN)
         elif method == "GET":
@@ -188,18 +193,9 @@ class Router:
             elif reply.streaming:
                 await reply.end_stream()  # (its client resumes once Redis is back)
 
-    async def _post(
-        self,
-        request: HttpRequest,
-        reply: Reply,
-        http: ResponseWriter,
-        principal: str | None,
-        era: Era,
-    ) -> None:
-        """A POST goes to its era's endpoint (2024-11-05's carries its session in the query)."""
-        if era is Era.MODERN or not self._legacy_on:
-            await self.modern.post(request, reply, http, principal)
-        elif request.query_parameter(SESSION_PARAMETER) is not None:
+    async def _legacy_post(self, request: HttpRequest, reply: Reply, principal: str | None) -> None:
+        """A legacy POST: 2024-11-05's carries its session in the query."""
+        if request.query_parameter(SESSION_PARAMETER) is not None:
             await self.sse2024.post(request, reply, principal)
         else:
             await self.legacy.post(request, reply, principal)
