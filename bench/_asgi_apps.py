@@ -2,7 +2,7 @@
 
     uvicorn --factory bench._asgi_apps:mcpcore_modern --loop uvloop --http httptools ...
 
-Six factories, one per server and era, every one serving ``get_weather`` (the tool of
+Seven factories, one per server and era, every one serving ``get_weather`` (the tool of
 `bench.dispatch`, as the other HTTP layers) at ``/mcp``:
 
 * `mcpcore_modern` / `mcpcore_legacy`: `transports.AsgiApp` serving
@@ -15,6 +15,13 @@ Six factories, one per server and era, every one serving ``get_weather`` (the to
   (``json_response=True, stateless_http=True``, as `bench.sdk_http` and PERF.md's wrk
   table) for the 2026-07-28 row, stateful sessions with JSON replies
   (``json_response=True, stateless_http=False``) for the 2025-11-25 row.
+* `core_modern`: the floor of any MCP app on top of this core, 2026-07-28 only: the body
+  read, the headers checked (`mcpcore.http.check_modern_request`), the request decoded,
+  admitted and answered by the same `Server` (`Connection.receive`,
+  `Server.handle_request`, in the `Interruptible` block mcpcore's app runs a request in),
+  the answer's status read, two ``send`` calls. No Host/Origin check, no limits, no
+  streams, no watcher, no pooling policy: not an app to serve, only what the core's own
+  work costs on this server, so that mcpcore's row shows what its transport adds.
 * `echo_modern` / `echo_legacy`: the ceiling, no MCP. A bare ASGI app that reads the
   body, decodes it with msgspec, and answers ``{"jsonrpc":"2.0","id":<its id>,
   "result":<mcpcore's result in that era>}`` (`bench.stdio.exchanged_lines`: the same
@@ -42,6 +49,7 @@ __all__ = [
     "INITIALIZED",
     "PROFILE_VARIABLE",
     "REQUEST_HEADERS",
+    "core_modern",
     "echo_legacy",
     "echo_modern",
     "mcpcore_legacy",
@@ -155,9 +163,84 @@ def sdk_legacy() -> Any:
     return _sdk(stateless=False)
 
 
-# ---------------------------------------------------------------------- echo
-
 _JSON_HEAD: Final = [(b"content-type", b"application/json")]
+
+# ---------------------------------------------------------------------- core
+
+
+class _Discard:
+    """The floor's `mcpcore.server.Outbound`: a tool that sends nothing before its answer."""
+
+    async def send(self, data: bytes) -> None:
+        raise AssertionError("the floor's tool sends nothing before its answer")
+
+    async def request(self, request_id: Any, data: bytes) -> Any:
+        raise AssertionError("a 2026-07-28 server sends no requests")
+
+
+def core_modern() -> Any:
+    """The floor: the core's work for a 2026-07-28 ``tools/call``, nothing around it."""
+    from bench.dispatch import build_server
+    from mcpcore import RequestReceived
+    from mcpcore.http import (
+        check_modern_request,
+        peek_message,
+        read_modern_request,
+        status_for_error,
+    )
+    from mcpcore.versions import LATEST_MODERN_VERSION
+    from transports._runtime.primitives import Interruptible
+
+    server = build_server()
+    idle: list[Any] = []
+    supported = (LATEST_MODERN_VERSION,)
+    outbound = _Discard()
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await _lifespan_only(scope, receive, send)
+            return
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
+        }
+        body = (await receive())["body"]  # (wrk's bodies come whole)
+        peeked = read_modern_request(body)
+
+        def header(name: str) -> str | None:
+            return headers.get(name.lower())
+
+        if peeked is None or check_modern_request(peeked, header, supported, _no_params):
+            raise AssertionError("the load's request is a valid 2026-07-28 tools/call")
+        connection = idle.pop() if idle else server.connection()
+        answer = None
+        async with Interruptible():  # (as mcpcore's: a request the client can cancel)
+            for event in connection.receive(body):
+                assert isinstance(event, RequestReceived)
+                answer = await server.handle_request(connection, event, outbound)
+        idle.append(connection)
+        assert answer is not None
+        code = peek_message(answer).error_code
+        status = 200 if code is None else status_for_error(code)
+        head = [*_JSON_HEAD, (b"content-length", str(len(answer)).encode())]
+        await send({"type": "http.response.start", "status": status, "headers": head})
+        await send({"type": "http.response.body", "body": answer})
+
+    return _profiled(app)
+
+
+def _no_params(tool_name: str) -> tuple[()]:
+    return ()  # (get_weather mirrors no argument into a header)
+
+
+async def _lifespan_only(scope: Scope, receive: Receive, send: Send) -> None:
+    """A lifespan with nothing to start: say so, then wait for the end."""
+    if scope["type"] == "lifespan":
+        while (await receive())["type"] != "lifespan.shutdown":
+            await send({"type": "lifespan.startup.complete"})
+        await send({"type": "lifespan.shutdown.complete"})
+
+
+# ---------------------------------------------------------------------- echo
 
 
 def echo_app(result: Any) -> App:
@@ -167,10 +250,7 @@ def echo_app(result: Any) -> App:
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
-            if scope["type"] == "lifespan":  # (nothing to start: say so, then wait)
-                while (await receive())["type"] != "lifespan.shutdown":
-                    await send({"type": "lifespan.startup.complete"})
-                await send({"type": "lifespan.shutdown.complete"})
+            await _lifespan_only(scope, receive, send)
             return
         body = b""
         while True:

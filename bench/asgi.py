@@ -1,4 +1,4 @@
-"""The ASGI layer: the same tool from three ASGI apps on the same uvicorn, under ``wrk``.
+"""The ASGI layer: the same tool from four ASGI apps on the same uvicorn, under ``wrk``.
 
 Like with like: each server is its own ``uvicorn --loop uvloop --http httptools
 --workers 1 --log-level warning`` process on 127.0.0.1 (`bench._asgi_apps`), so the
@@ -8,6 +8,10 @@ event loop, the HTTP parser and the IO policy are the same; only the app differs
   ``get_weather`` (the tool of every other HTTP layer);
 * ``sdk``: the official SDK's ``MCPServer.streamable_http_app`` with the same tool
   (2026-07-28 row: stateless, JSON responses; 2025-11-25 row: sessions, JSON responses);
+* ``core`` (2026-07-28 only): the floor of an MCP app on this core, `bench._asgi_apps.
+  core_modern`: the core's own checks, decoding, dispatch and encoding of the call and
+  nothing else (no protection, limits or streams): what mcpcore's transport adds is
+  the gap between the two;
 * ``ceiling``: a bare ASGI app that reads the body, decodes it (msgspec) and answers
   mcpcore's result for the era under the request's id: what any JSON-RPC app on this
   uvicorn must at least pay.
@@ -16,7 +20,7 @@ The load comes from outside (`bench._asgi_load`): ``wrk`` where installed, so th
 client is never the bottleneck, else bench's own HTTP/1.1 client (the rows say which).
 Each point (1, 8, 64, 256 connections; 8 alone with ``--quick``; or
 ``BENCH_ASGI_CONNECTIONS=1,8``) runs every server for a fixed time (3 s; 1 s with
-``--quick``), the three interleaved, ``--repeat`` times, in an order that rotates from
+``--quick``), the servers interleaved, ``--repeat`` times, in an order that rotates from
 one repetition to the next. Every answer is checked (status 200, the tool's text, no
 ``isError``): a run with a wrong answer or a socket error is no measurement, and the
 variant reads ``n/a`` at that point with the errors in the notes.
@@ -88,7 +92,9 @@ SERVER_CPU: Final = 0
 
 #: The columns, and the factory of `bench._asgi_apps` serving each (``_modern``,
 #: ``_legacy`` appended).
-FACTORIES: Final = {MCPCORE: "mcpcore", "sdk": "sdk", "ceiling": "echo"}
+FACTORIES: Final = {MCPCORE: "mcpcore", "sdk": "sdk", "core": "core", "ceiling": "echo"}
+#: Columns measured in one era only (their factory exists for that one).
+_ERA_ONLY: Final = {"core": "modern"}
 #: The issue's goals, at every connection count, 2026-07-28.
 BEATS_SDK: Final = Target("SDK >= 4x", "mcpcore/sdk", 4.0)
 NEAR_ECHO: Final = Target("echo >= 0.6x", "mcpcore/ceiling", 0.6)
@@ -165,7 +171,7 @@ def _setup(context: Context) -> _Setup:
     )
     notes = (
         f"load: {load.description}; each connection POSTs back to back for {seconds} s per "
-        f"run, {context.settings.repeat} runs per server, the three servers interleaved",
+        f"run, {context.settings.repeat} runs per server, the servers interleaved",
         f"servers: uvicorn --workers 1 --log-level warning, {stack}, one process each; {pinning}",
     )
     return _Setup(load, server_cpus, options, notes, seconds)
@@ -365,13 +371,15 @@ def _ratio(
 _SERVER_NOTES: Final = {
     "modern": "mcpcore: AsgiApp(server) (default replies: a 2026-07-28 answer is a JSON "
     "body); sdk: MCPServer.streamable_http_app(json_response=True, stateless_http=True), "
-    "its result also carries the text as structuredContent; ceiling: bare ASGI app, "
-    "msgspec decode, mcpcore's result under the request's id",
+    "its result also carries the text as structuredContent; core: the core's work alone "
+    "(bench._asgi_apps.core_modern: no protection, limits or streams); ceiling: bare ASGI "
+    "app, msgspec decode, mcpcore's result under the request's id",
     "legacy": 'mcpcore: AsgiApp(server, replies="json") (its default answers a 2025-11-25 '
     "POST with a primed event stream); sdk: MCPServer.streamable_http_app("
     "json_response=True, stateless_http=False); both in a session opened before each run "
     "(initialize, notifications/initialized), every request with its Mcp-Session-Id; "
-    "ceiling: bare ASGI app, msgspec decode, mcpcore's result under the request's id",
+    "core: n/a (2026-07-28 only); ceiling: bare ASGI app, msgspec decode, mcpcore's "
+    "result under the request's id",
 }
 
 
@@ -381,12 +389,13 @@ def run(context: Context) -> list[WorkloadResult]:
         context.log("asgi: uvicorn is not installed (pip install -e '.[bench]'): layer skipped")
         return []
     setup = _setup(context)
-    columns = [MCPCORE, *(["sdk"] if "sdk" in context.available else []), "ceiling"]
-    unavailable = () if "sdk" in context.available else ("sdk",)
+    everyone = [MCPCORE, *(["sdk"] if "sdk" in context.available else []), "core", "ceiling"]
     counts = connection_counts(context)
     results = []
     try:
         for era in ("modern", "legacy"):
+            columns = [column for column in everyone if _ERA_ONLY.get(column, era) == era]
+            unavailable = [column for column in FACTORIES if column not in columns]
             measured = _measure_era(context, setup, era, columns, counts)
             results += [
                 _row(era, connections, measured[connections], unavailable=unavailable, setup=setup)
