@@ -409,7 +409,7 @@ def run(context: Context) -> list[WorkloadResult]:
 
 LAYER = Layer(
     "asgi",
-    "tools/call from mcpcore's AsgiApp, the SDK's Starlette app and a bare ASGI echo on "
-    "the same uvicorn, under wrk (1 to 256 connections, both eras)",
+    "tools/call from mcpcore's AsgiApp, the SDK's Starlette app, the core's work alone and "
+    "a bare ASGI echo on the same uvicorn, under wrk (1 to 256 connections, both eras)",
     run,
 )
