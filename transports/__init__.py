@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from transports._client.routing import MAX_SERVER_REQUESTS
     from transports._client.transport import ClientTransport
     from transports._deploy.deployment import DEFAULT_NAMESPACE, Deployment
+    from transports._deploy.orphans import ORPHAN_GRACE
     from transports._deploy.relay import (
         LIVENESS_INTERVAL,
         MAX_FORWARDED_REQUESTS,
@@ -134,6 +135,7 @@ _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "MAX_FORWARDED_REQUESTS": ("transports._deploy.relay", "MAX_FORWARDED_REQUESTS"),
     "RELAY_BACKLOG": ("transports._deploy.relay", "RELAY_BACKLOG"),
     "MAX_SHARED_TASKS": ("transports._deploy.task_store", "MAX_SHARED_TASKS"),
+    "ORPHAN_GRACE": ("transports._deploy.orphans", "ORPHAN_GRACE"),
     "RedisUnavailableError": ("transports._redis", "RedisUnavailableError"),
     "REDIS_COMMAND_TIMEOUT": ("transports._redis", "COMMAND_TIMEOUT"),
     "REDIS_CONNECT_TIMEOUT": ("transports._redis", "CONNECT_TIMEOUT"),
@@ -306,6 +308,7 @@ __all__ = [
     "MAX_WAITING_BYTES",
     "MAX_WAITING_REQUESTS",
     "MAX_WEBSOCKET_MESSAGE_SIZE",
+    "ORPHAN_GRACE",
     "PARTIAL_FLOOR",
     "RECOMMENDED_BUSY_POLL",
     "REDIS_COMMAND_TIMEOUT",

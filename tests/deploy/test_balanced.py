@@ -17,7 +17,10 @@ server:
 - our own client's tour (`transports.open_http_client`), in each mode;
 - a worker killed mid-stream: a call's answer stream relayed by a worker that does not
   own the session loses that worker, and the client resumes it through nginx with
-  ``Last-Event-ID``: every remaining event and the result arrive, none twice.
+  ``Last-Event-ID``: every remaining event and the result arrive, none twice;
+- a worker killed while it runs a task: ``tasks/get`` on another worker reads the task
+  as working until the dead worker has stayed gone `transports.ORPHAN_GRACE`, then as
+  failed.
 
 The owner of a session is the worker whose name starts the session's id; the cluster
 knows each worker's name. Every wait is bounded (the tests' own timeouts, and bounded
@@ -49,8 +52,16 @@ from tests.conformance.test_tasks_scenarios import (  # noqa: F401 (collected he
 )
 from tests.deploy.balancer import nginx_missing
 from tests.deploy.cluster import Cluster
+from tests.deploy.test_shared_tasks import TASKS_META, create, modern
 from tests.transports.anyio_helpers import anyio_runner
-from tests.transports.http_raw import LEGACY, POST_HEADERS, RawConnection, message
+from tests.transports.http_raw import (
+    LEGACY,
+    POST_HEADERS,
+    RawConnection,
+    message,
+    modern_body,
+    modern_headers,
+)
 from tests.transports.sdk_callbacks import Callbacks, text_of
 from tests.transports.test_http_client_everything import CALLBACKS, MODES
 from tests.transports.test_http_server_interop import (  # noqa: F401 (collected here)
@@ -60,7 +71,7 @@ from tests.transports.test_http_server_interop import (  # noqa: F401 (collected
     test_the_sdk_receives_progress,
 )
 from tests.transports.trio_helpers import trio_test
-from transports import open_http_client
+from transports import ORPHAN_GRACE, open_http_client
 
 pytestmark = pytest.mark.skipif(
     nginx_missing(), reason="nginx is not installed (apt-get install nginx)"
@@ -426,3 +437,59 @@ async def test_a_call_waiting_on_the_client_outlives_its_relay(cluster: Cluster)
     assert result["result"]["content"][0]["text"] == (
         'User response: action=accept, content={"username":"ada","email":"a@b.c"}'
     )
+
+
+# -- a worker killed while it runs a task ---------------------------------------------------
+
+#: Seconds between two ``tasks/get`` of a crashed worker's task, and polls at most: three
+#: graces' worth (the task fails after one).
+ORPHAN_POLL_INTERVAL: Final = 0.5
+ORPHAN_POLLS: Final = int(3 * ORPHAN_GRACE / ORPHAN_POLL_INTERVAL)
+
+
+@trio_test(timeout=4 * ORPHAN_GRACE)
+async def test_a_task_whose_worker_crashed_fails_when_read_elsewhere(cluster: Cluster) -> None:
+    running, polled, listening = cluster.workers
+    task_id = await create(running, "slow_compute", {"seconds": 3600})
+    statuses: list[str] = []
+    try:
+        async with await follow(listening.port, task_id) as listener:
+            await trio.to_thread.run_sync(cluster.kill, 0)  # SIGKILL: it fails nothing itself
+            for _ in range(ORPHAN_POLLS):
+                got = (await modern(polled, "tasks/get", {"taskId": task_id}))["result"]
+                statuses.append(got["status"])
+                if got["status"] != "working":
+                    break
+                await trio.sleep(ORPHAN_POLL_INTERVAL)
+            # A third worker's listen stream hears the failure (the poller announced it).
+            [news] = await listener.read_events(1)
+    finally:
+        await trio.to_thread.run_sync(cluster.restart, 0)
+    # Working while the grace runs (the first read only notes the worker gone), then failed.
+    assert statuses[0] == "working", statuses
+    assert statuses[-1] == "failed", statuses
+    stopped = {"code": -32603, "message": "The server stopped while the task was running"}
+    assert got["error"] == stopped, got
+    notification = json.loads(news.data)
+    assert notification["method"] == "notifications/tasks", notification
+    assert notification["params"]["taskId"] == task_id
+    assert notification["params"]["status"] == "failed"
+    # Read again on the listening worker: failed for good, the same error.
+    again = (await modern(listening, "tasks/get", {"taskId": task_id}))["result"]
+    assert (again["status"], again["error"]) == ("failed", stopped), again
+
+
+async def follow(port: int, task_id: str) -> RawConnection:
+    """A 2026-07-28 listen stream following ``task_id``, acknowledged."""
+    listener = await RawConnection.open(port)
+    params = {"notifications": {"taskIds": [task_id]}, "_meta": TASKS_META}
+    await listener.send(
+        listener.encode(
+            headers=modern_headers("subscriptions/listen"),
+            body=modern_body("subscriptions/listen", params, request_id="follow"),
+        )
+    )
+    assert (await listener.read_head()).status == 200
+    [ack] = await listener.read_events(1)
+    assert json.loads(ack.data)["params"]["notifications"]["taskIds"] == [task_id]
+    return listener

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Protocol
 
 import trio
 import trio.testing
@@ -107,7 +107,14 @@ async def workers(url: str, held: Held, **options: Any) -> AsyncIterator[list[Wo
         yield both
 
 
-async def modern(worker: Worker, method: str, params: dict[str, Any]) -> Any:
+class Listening(Protocol):
+    """A worker as these helpers reach it: in-process (here) or a process (a cluster's)."""
+
+    @property
+    def port(self) -> int: ...
+
+
+async def modern(worker: Listening, method: str, params: dict[str, Any]) -> Any:
     """A 2026-07-28 request declaring the tasks extension; its JSON-RPC response.
 
     (An error answers with its HTTP status: 400 for invalid params.)
@@ -119,7 +126,7 @@ async def modern(worker: Worker, method: str, params: dict[str, Any]) -> Any:
     return response.json()
 
 
-async def create(worker: Worker, tool: str, arguments: dict[str, Any] | None = None) -> str:
+async def create(worker: Listening, tool: str, arguments: dict[str, Any] | None = None) -> str:
     created = (await modern(worker, "tools/call", {"name": tool, "arguments": arguments or {}}))[
         "result"
     ]

@@ -53,6 +53,7 @@ from transports._asgi.connections import ConnectionPool
 from transports._asgi.watching import Watcher
 from transports._deploy.hub import FanoutHub
 from transports._deploy.messages import TaskSaved
+from transports._deploy.orphans import ORPHAN_GRACE, Orphans
 from transports._deploy.relay import WORKER_NAME_BYTES
 from transports._deploy.shared import Names, RedisSessions
 from transports._deploy.task_runner import SharedTaskRunner
@@ -95,9 +96,13 @@ class Deployment:
             may share one Redis under different namespaces).
         max_tasks: Tasks the deployment keeps in Redis at once, all workers together
             (see `transports.MAX_SHARED_TASKS`).
+        orphan_grace: Seconds the worker running a task must stay gone (crashed: no
+            longer listening on its channel) before a read of the task fails it (see
+            `transports.ORPHAN_GRACE`).
 
     Raises:
-        ValueError: The URL or the namespace is malformed, or ``max_tasks`` is below 1.
+        ValueError: The URL or the namespace is malformed, ``max_tasks`` is below 1, or
+            ``orphan_grace`` is not positive.
     """
 
     def __init__(
@@ -106,14 +111,18 @@ class Deployment:
         *,
         namespace: str = DEFAULT_NAMESPACE,
         max_tasks: int = MAX_SHARED_TASKS,
+        orphan_grace: float = ORPHAN_GRACE,
     ) -> None:
         if _NAMESPACE.fullmatch(namespace) is None:
             raise ValueError("a namespace is 1 to 64 letters, digits or the characters _ . : -")
         if max_tasks < 1:
             raise ValueError("max_tasks must be at least 1")
+        if not orphan_grace > 0:
+            raise ValueError("orphan_grace must be a positive number of seconds")
         self.address: RedisAddress = parse_redis_url(redis)
         self.namespace = namespace
         self.max_tasks = max_tasks
+        self.orphan_grace = orphan_grace
 
     def __repr__(self) -> str:
         return f"Deployment({self.address!r}, namespace={self.namespace!r})"
@@ -195,6 +204,12 @@ class Deployment:
                 runner = sessions.tasks = SharedTaskRunner(
                     group, store, broadcast=sessions.broadcast, alive=sessions.alive
                 )
+                store.orphans = Orphans(
+                    sessions.alive,
+                    primitives.current_time,
+                    grace=self.orphan_grace,
+                    failed=functools.partial(_announce_orphan, sessions),
+                )
             server.configure(task_runner=runner, new_task_id=new_task_id)
             if store is not None:
                 # A task's news (notifications/tasks) reaches every worker's listen
@@ -208,12 +223,23 @@ class Deployment:
             finally:
                 server.hub = hub.local
                 server.tasks.on_saved = None
+                if store is not None:
+                    store.orphans = None
                 group.cancel_scope.cancel()
 
 
 async def _announce_saved(sessions: RedisSessions, record: TaskRecord) -> None:
     """Tell the other workers a task's state was saved (lost when Redis is down)."""
     await sessions.broadcast(TaskSaved(record.task_id, sessions.worker))
+
+
+async def _announce_orphan(sessions: RedisSessions, task_id: str, worker: str) -> None:
+    """A read failed a task whose worker is gone: every worker's streams hear it.
+
+    Announced as the gone worker's save, so that this worker's streams hear it too
+    (a worker skips the news of its own saves, which it announced already).
+    """
+    await sessions.broadcast(TaskSaved(task_id, worker))
 
 
 async def _fail_interrupted(

@@ -29,9 +29,9 @@ it reach any worker, and the core asks this runner two things (`mcpcore.server`'
 
 A worker that stops (a restart, a deploy) fails the tasks whose runs it cut
 (`SharedTaskRunner.fail_interrupted`), so that clients polling them elsewhere learn it
-instead of seeing ``working`` until the TTL. A worker that
-crashes can't: its tasks stay as they were until their TTL (a ``tasks/result`` waiting
-on one gives up, above).
+instead of seeing ``working`` until the TTL. A worker that crashes can't: a read of one
+of its tasks elsewhere fails it once the worker has stayed gone `ORPHAN_GRACE`
+(`transports._deploy.orphans`; a ``tasks/result`` waiting on one gives up sooner, above).
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from mcpcore import jsonrpc, types
 from mcpcore.server import DEFAULT_POLL_INTERVAL_MS
 from transports._deploy.messages import CancelTask, Message
+from transports._deploy.orphans import STOPPED, Alive
 from transports._deploy.task_store import TERMINAL_STATUSES, RedisTaskStore
 from transports._redis import RedisUnavailableError
 from transports._runtime import primitives
@@ -67,16 +67,8 @@ _STUCK: Final = "stuck"  # no run will end it
 _RUNS: Final = "runs"  # a live worker runs it (or Redis can't tell now)
 _GONE: Final = "gone"  # the worker that runs it no longer listens
 
-#: The error of a task whose worker stopped while it ran (a failed task carries "a
-#: JSON-RPC error only", SEP-2663; -32603, as any run that could not finish).
-STOPPED: Final = types.Error(
-    code=jsonrpc.INTERNAL_ERROR, message="The server stopped while the task was running"
-)
-
 #: Publishes a message on the hub channel, to every worker; False when Redis is unreachable.
 Broadcast = Callable[[Message], Awaitable[bool]]
-#: Whether a worker (by name) still listens on its channel (True when Redis can't tell).
-Alive = Callable[[str], Awaitable[bool]]
 
 
 class SharedTaskRunner:

@@ -42,6 +42,7 @@ from mcpcore import jsonrpc
 from mcpcore.errors import McpError
 from mcpcore.server import MAX_TASKS, TaskRecord
 from mcpcore.types import TERMINAL_TASK_STATUSES
+from transports._deploy.orphans import STOPPED, Orphans
 from transports._redis import Arg, RedisClient, RedisReplyError, RedisUnavailableError
 
 __all__ = [
@@ -193,9 +194,13 @@ class RedisTaskStore:
         worker: This worker's name (recorded as the runner of the tasks it creates).
         clock: The server's clock (seconds since the epoch, as every worker's).
         max_tasks: See `MAX_SHARED_TASKS`.
+
+    Attributes:
+        orphans: When set, a read of a working task whose worker is gone for good fails
+            it (`transports._deploy.orphans`).
     """
 
-    __slots__ = ("_client", "_max_tasks", "clock", "keys", "worker")
+    __slots__ = ("_client", "_max_tasks", "clock", "keys", "orphans", "worker")
 
     def __init__(
         self,
@@ -213,6 +218,7 @@ class RedisTaskStore:
         self._max_tasks = max_tasks
         self.keys = TaskKeys(namespace)
         self.worker = worker
+        self.orphans: Orphans | None = None
 
     def using(self, client: RedisClient) -> RedisTaskStore:
         """The same store over another connection."""
@@ -250,14 +256,40 @@ class RedisTaskStore:
         )
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        """The task ``task_id``; None when unknown or past its TTL (by this worker's clock)."""
-        data, revision = await self._client.execute(
-            "HMGET", self.keys.task(task_id), "record", "revision"
+        """The task ``task_id``; None when unknown or past its TTL (by this worker's clock).
+
+        A working task whose worker is gone for good (`orphans`) is failed first.
+        """
+        record, worker = await self._read(task_id)
+        orphans = self.orphans
+        if (
+            record is None
+            or orphans is None
+            or record.status != "working"
+            or worker is None
+            or worker == self.worker
+            or not await orphans.abandoned(worker)
+        ):
+            return record
+        expected = record.revision
+        record.status = "failed"
+        record.error = STOPPED
+        record.last_updated_at = self.clock()
+        if not await self.save(record, expected=expected):
+            return (await self._read(task_id))[0]  # (it moved on meanwhile: as it is now)
+        if orphans.failed is not None:
+            await orphans.failed(task_id, worker)
+        return record
+
+    async def _read(self, task_id: str) -> tuple[TaskRecord | None, str | None]:
+        """The live record of ``task_id`` (None: none) and the worker that runs it last."""
+        data, revision, worker = await self._client.execute(
+            "HMGET", self.keys.task(task_id), "record", "revision", "worker"
         )
         record = self._live(data)
         if record is not None and revision is not None:
             record.revision = int(revision)  # (the hash's is the latest: see _SAVE)
-        return record
+        return record, worker.decode() if isinstance(worker, bytes) else None
 
     async def save(self, record: TaskRecord, *, expected: int | None = None) -> bool:
         """Keep a task's new state, unless it was dropped or has ended otherwise meanwhile.
