@@ -11,8 +11,9 @@ process's subscription ends with its connection). Gone at two reads at least
 read, so a run that ended meanwhile keeps its end — and its news goes to every worker,
 as if the gone worker had saved it (their ``notifications/tasks`` streams hear it).
 
-Only reads find orphans: nothing scans the store, so a task nobody asks about waits for
-its TTL, at no cost to anyone.
+Only a read of the task finds it orphaned (``tasks/list`` shows what is stored):
+nothing scans the store, so a task nobody asks about waits for its TTL, at no cost to
+anyone. The check costs a read of a working task run elsewhere one more round trip.
 """
 
 from __future__ import annotations
