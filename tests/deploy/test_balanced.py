@@ -52,16 +52,9 @@ from tests.conformance.test_tasks_scenarios import (  # noqa: F401 (collected he
 )
 from tests.deploy.balancer import nginx_missing
 from tests.deploy.cluster import Cluster
-from tests.deploy.test_shared_tasks import TASKS_META, create, modern
+from tests.deploy.test_shared_tasks import create, follow, modern
 from tests.transports.anyio_helpers import anyio_runner
-from tests.transports.http_raw import (
-    LEGACY,
-    POST_HEADERS,
-    RawConnection,
-    message,
-    modern_body,
-    modern_headers,
-)
+from tests.transports.http_raw import LEGACY, POST_HEADERS, RawConnection, message
 from tests.transports.sdk_callbacks import Callbacks, text_of
 from tests.transports.test_http_client_everything import CALLBACKS, MODES
 from tests.transports.test_http_server_interop import (  # noqa: F401 (collected here)
@@ -477,19 +470,3 @@ async def test_a_task_whose_worker_crashed_fails_when_read_elsewhere(cluster: Cl
     # Read again on the listening worker: failed for good, the same error.
     again = (await modern(listening, "tasks/get", {"taskId": task_id}))["result"]
     assert (again["status"], again["error"]) == ("failed", stopped), again
-
-
-async def follow(port: int, task_id: str) -> RawConnection:
-    """A 2026-07-28 listen stream following ``task_id``, acknowledged."""
-    listener = await RawConnection.open(port)
-    params = {"notifications": {"taskIds": [task_id]}, "_meta": TASKS_META}
-    await listener.send(
-        listener.encode(
-            headers=modern_headers("subscriptions/listen"),
-            body=modern_body("subscriptions/listen", params, request_id="follow"),
-        )
-    )
-    assert (await listener.read_head()).status == 200
-    [ack] = await listener.read_events(1)
-    assert json.loads(ack.data)["params"]["notifications"]["taskIds"] == [task_id]
-    return listener

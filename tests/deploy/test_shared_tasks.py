@@ -126,6 +126,22 @@ async def modern(worker: Listening, method: str, params: dict[str, Any]) -> Any:
     return response.json()
 
 
+async def follow(port: int, task_id: str) -> RawConnection:
+    """A 2026-07-28 listen stream following ``task_id`` (subscription ``follow``), acknowledged."""
+    listener = await RawConnection.open(port)
+    params = {"notifications": {"taskIds": [task_id]}, "_meta": TASKS_META}
+    await listener.send(
+        listener.encode(
+            headers=modern_headers("subscriptions/listen"),
+            body=modern_body("subscriptions/listen", params, request_id="follow"),
+        )
+    )
+    assert (await listener.read_head()).status == 200
+    [ack] = await listener.read_events(1)
+    assert json.loads(ack.data)["params"]["notifications"]["taskIds"] == [task_id]
+    return listener
+
+
 async def create(worker: Listening, tool: str, arguments: dict[str, Any] | None = None) -> str:
     created = (await modern(worker, "tools/call", {"name": tool, "arguments": arguments or {}}))[
         "result"
@@ -402,17 +418,7 @@ async def test_a_listen_stream_on_the_other_worker_hears_the_tasks_news(
     async with workers(redis_server.url, held) as (first, second):
         task_id = await create(first, "held_job")
         await held.started.wait()
-        listener = await RawConnection.open(second.port)
-        params = {"notifications": {"taskIds": [task_id]}, "_meta": TASKS_META}
-        await listener.send(
-            listener.encode(
-                headers=modern_headers("subscriptions/listen"),
-                body=modern_body("subscriptions/listen", params, request_id="follow"),
-            )
-        )
-        assert (await listener.read_head()).status == 200
-        [ack] = await listener.read_events(1)
-        assert json.loads(ack.data)["params"]["notifications"]["taskIds"] == [task_id]
+        listener = await follow(second.port, task_id)
         held.release.set()  # (the run ends on the first worker, which saves it)
         [news] = await listener.read_events(1)
         notification = json.loads(news.data)
