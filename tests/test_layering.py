@@ -157,10 +157,14 @@ def test_the_layer_check_itself_catches_an_upward_import() -> None:
 
 
 #: The private pieces of the drivers an application of this distribution uses: the
-#: exception-group unwrapping of the client openers (`mcpcore_cli.stopping`), and the
+#: exception-group unwrapping of the client openers (`mcpcore_cli.stopping`), the
 #: HTTP/1.1 the bench's raw HTTP ceiling speaks (`bench/_http_ceiling.py`: the same
-#: code as mcpcore's client and server, so that the ceiling runs under the same rules).
-PRIVATE_DRIVER_MODULES_USED = frozenset({"transports._runtime.groups", "transports._net.http1"})
+#: code as mcpcore's client and server, so that the ceiling runs under the same rules),
+#: and the block an ASGI request runs in (`bench/_asgi_apps.py`'s core floor pays for
+#: being cancellable exactly what mcpcore's app pays).
+PRIVATE_DRIVER_MODULES_USED = frozenset(
+    {"transports._runtime.groups", "transports._net.http1", "transports._runtime.primitives"}
+)
 APPLICATION_FILES = sorted(
     path
     for folder in ("mcpcore_cli", "examples", "bench")
