@@ -10,7 +10,10 @@ apps get no ASGI lifespan of their own, so each host enters the MCP app's
   hands ``{"mcp": "running"}`` to its requests as lifespan state (what ``/health``
   reports), and prints `STARTED` and `STOPPED` so that a test can see the shutdown;
 * `starlette_app`: Starlette, mounted deeper at ``/v1/tools`` (``/v1/tools/mcp``),
-  with ``lifespan=mcp.lifespan`` as it is.
+  with ``lifespan=mcp.lifespan`` as it is;
+* `fastapi_auth_app`: FastAPI with the endpoint at ``/api/mcp`` behind bearer tokens
+  (`AUTH_TOKEN` passes) and an authorization server, so that it answers 401 with a
+  ``resource_metadata`` challenge and serves the RFC 9728 metadata.
 
 Served by uvicorn in the tests (`tests.asgi.servers`, from the repository's root):
 ``uvicorn tests.asgi.fastapi_app:fastapi_app``. Each app has its own `AsgiApp` (a
@@ -30,9 +33,17 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
 from examples.everything import build_server
-from transports import AsgiApp
+from transports import AsgiApp, BearerAuth, Principal
 
-__all__ = ["HEALTH", "STARTED", "STOPPED", "fastapi_app", "starlette_app"]
+__all__ = [
+    "AUTH_TOKEN",
+    "HEALTH",
+    "STARTED",
+    "STOPPED",
+    "fastapi_app",
+    "fastapi_auth_app",
+    "starlette_app",
+]
 
 #: Printed by the FastAPI host's lifespan once the MCP app's lifespan runs...
 STARTED: Final = "host lifespan: the MCP app's lifespan is running"
@@ -75,3 +86,18 @@ starlette_app = Starlette(
     routes=[Route("/health", _starlette_health), Mount("/v1/tools", app=starlette_mcp)],
     lifespan=starlette_mcp.lifespan,
 )
+
+#: The one token `fastapi_auth_app` accepts.
+AUTH_TOKEN: Final = "good-token"
+
+
+def _verify(token: str) -> Principal | None:
+    return Principal("ada") if token == AUTH_TOKEN else None
+
+
+fastapi_auth_mcp = AsgiApp(
+    build_server(anyio.sleep),
+    auth=BearerAuth(_verify, authorization_servers=["https://as.example"]),
+)
+fastapi_auth_app = FastAPI(lifespan=fastapi_auth_mcp.lifespan)
+fastapi_auth_app.mount("/api", fastapi_auth_mcp)

@@ -66,6 +66,7 @@ PROBE_INTERVAL: Final = 0.05
 EVERYTHING_APP: Final = "examples.everything:asgi_app"
 FASTAPI_APP: Final = "tests.asgi.fastapi_app:fastapi_app"
 STARLETTE_APP: Final = "tests.asgi.fastapi_app:starlette_app"
+FASTAPI_AUTH_APP: Final = "tests.asgi.fastapi_app:fastapi_auth_app"
 
 #: The command line of each server (after ``python``), ``{port}`` and ``{app}`` filled
 #: in. Access logs off (the suites send hundreds of requests), and the lifespan

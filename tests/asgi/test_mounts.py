@@ -17,7 +17,10 @@ level with no prefix, these tests check that:
 * stopping the server (SIGTERM) runs the host's lifespan shutdown, and the MCP app's
   inside it, cleanly;
 * a mount whose host never entered the MCP app's lifespan answers 500, and says why
-  (in-process: a plain ASGI call, on asyncio and on trio).
+  (in-process: a plain ASGI call, on asyncio and on trio);
+* a mounted endpoint behind bearer tokens points its 401 challenge at protected-resource
+  metadata it serves below its mount (the host's root well-known location is the
+  host's, a 404), naming the endpoint's whole URL as the resource.
 
 Requests are made with `http.client` (`tests.asgi.plain_http`), each read bounded.
 """
@@ -38,9 +41,15 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from examples.everything import build_server
-from tests.asgi.fastapi_app import HEALTH, STARTED, STOPPED
+from tests.asgi.fastapi_app import AUTH_TOKEN, HEALTH, STARTED, STOPPED
 from tests.asgi.plain_http import Answer, event_stream, initialize, send
-from tests.asgi.servers import EVERYTHING_APP, FASTAPI_APP, STARLETTE_APP, asgi_server
+from tests.asgi.servers import (
+    EVERYTHING_APP,
+    FASTAPI_APP,
+    FASTAPI_AUTH_APP,
+    STARLETTE_APP,
+    asgi_server,
+)
 from tests.transports.http_raw import (
     LEGACY,
     POST_HEADERS,
@@ -267,3 +276,31 @@ def test_a_mount_whose_host_never_entered_its_lifespan_answers_500_naming_it(
     [error] = answer.messages()
     assert "lifespan" in error["error"]["message"], error
     assert "AsgiApp.lifespan" in error["error"]["message"], error
+
+
+def test_a_mounted_endpoint_behind_tokens_points_its_challenge_at_metadata_it_serves() -> None:
+    body = modern_body("tools/call", {"name": "test_simple_text", "arguments": {}})
+    headers = modern_headers("tools/call", "test_simple_text")
+    with asgi_server("uvicorn", FASTAPI_AUTH_APP) as running:
+        origin = running.origin
+        refused = send(origin, "POST", "/api/mcp", body, headers)
+        challenge = refused.headers["www-authenticate"]
+        [location] = [
+            part.split("=", 1)[1].strip('"')
+            for part in challenge.removeprefix("Bearer ").split(", ")
+            if part.startswith("resource_metadata=")
+        ]
+        metadata = send(origin, "GET", urlsplit(location).path)
+        host_root = send(origin, "GET", "/.well-known/oauth-protected-resource/api/mcp")
+        allowed = send(
+            origin, "POST", "/api/mcp", body, {**headers, "Authorization": f"Bearer {AUTH_TOKEN}"}
+        )
+    assert refused.status == 401
+    assert location == f"{origin}/api/.well-known/oauth-protected-resource/mcp"
+    assert metadata.status == 200, metadata
+    document = json.loads(metadata.body)
+    assert document["resource"] == f"{origin}/api/mcp"
+    assert document["authorization_servers"] == ["https://as.example"]
+    assert host_root.status == 404  # (FastAPI's: the host's root is not the app's)
+    assert allowed.status == 200
+    assert allowed.result()["content"][0]["text"] == SIMPLE_TEXT

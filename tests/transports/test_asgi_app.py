@@ -549,14 +549,17 @@ def test_urls_given_to_clients_start_with_the_mount_point(backend: str) -> None:
     async def test() -> None:
         auth = BearerAuth(lambda token: None, authorization_servers=["https://as.example"])
         app = AsgiApp(build_server(), auth=auth)
+        location = "/api/.well-known/oauth-protected-resource/mcp"
         async with app.lifespan():
             refused = await call_tool("quick", path="/api/mcp", root_path="/api").through(app)
-        # The resource is the endpoint's whole URL (RFC 9728 §3.1: path inserted after
-        # the well-known prefix), mount point included.
+            metadata = await Exchange("GET", location, root_path="/api").through(app)
+        # The challenge names the metadata the app serves below its mount (the host's
+        # root is not the app's to serve); the resource is the endpoint's whole URL.
         challenge = refused.headers[b"www-authenticate"].decode()
         assert refused.status == 401
-        expected = "http://127.0.0.1:8000/.well-known/oauth-protected-resource/api/mcp"
-        assert f'resource_metadata="{expected}"' in challenge
+        assert f'resource_metadata="http://127.0.0.1:8000{location}"' in challenge
+        assert metadata.status == 200
+        assert json.loads(metadata.body)["resource"] == "http://127.0.0.1:8000/api/mcp"
 
     run(backend, test)
 

@@ -418,3 +418,27 @@ async def test_an_async_verifier_and_a_configured_resource_url() -> None:
         document = (await http.request("GET", "/.well-known/oauth-protected-resource")).json()
         assert document["resource"] == "https://mcp.example/mcp"
         assert json.dumps(document)
+
+
+def test_the_metadata_url_is_at_the_hosts_root_or_below_the_mount_point() -> None:
+    def auth(resource: str | None = None) -> BearerAuth:
+        return BearerAuth(
+            lambda token: None, authorization_servers=["https://as.example"], resource=resource
+        )
+
+    # Served at the host's root: RFC 9728's path-inserted well-known URL.
+    assert auth().metadata_url("h:1", "/mcp") == (
+        "http://h:1/.well-known/oauth-protected-resource/mcp"
+    )
+    # Mounted under /api: the copy the app serves below its mount.
+    assert auth().metadata_url("h:1", "/api/mcp", root="/api") == (
+        "http://h:1/api/.well-known/oauth-protected-resource/mcp"
+    )
+    # A public resource URL (a proxy in front adds /x): the mount is where it says.
+    assert auth("https://mcp.example/x/api/mcp").metadata_url("h:1", "/api/mcp", root="/api") == (
+        "https://mcp.example/x/api/.well-known/oauth-protected-resource/mcp"
+    )
+    # A resource URL that doesn't end with the endpoint's path: its own well-known URL.
+    assert auth("https://mcp.example/tools").metadata_url("h:1", "/api/mcp", root="/api") == (
+        "https://mcp.example/.well-known/oauth-protected-resource/tools"
+    )

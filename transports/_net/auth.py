@@ -13,7 +13,9 @@ transport does what the spec fixes:
   all the required scopes in one challenge;
 * the protected-resource metadata (RFC 9728) at ``/.well-known/oauth-protected-resource``
   and at the path-inserted form ``/.well-known/oauth-protected-resource/<mcp path>``,
-  which clients try in that order after the header (2025-11-25).
+  which clients try in that order after the header (2025-11-25). Both are paths of the
+  app: an app mounted under a prefix serves them below it, and its challenge names
+  that copy (`BearerAuth.metadata_url`), since the host's root is not the app's.
 
 Every MCP request is checked, GET and DELETE included; the metadata is public.
 `BearerAuth.jwt` builds one whose check is a `JwtVerifier` (``jwt_verifier``): JWT
@@ -109,12 +111,27 @@ class BearerAuth:
         """The canonical URL of the endpoint, as this request's ``Host`` names it."""
         return self.resource or f"http://{host}{path}"
 
-    def metadata_url(self, host: str, path: str) -> str:
-        """Where the metadata is: the path-inserted well-known URL of the resource."""
+    def metadata_url(self, host: str, path: str, *, root: str = "") -> str:
+        """Where the metadata is, for the challenge's ``resource_metadata``.
+
+        ``path`` is the endpoint's whole path. Served at the host's root, the metadata
+        is at the resource's path-inserted well-known URL (RFC 9728 §3.1). Mounted
+        under ``root`` (an ASGI app inside a framework, or behind ``--root-path``), the
+        host's root is not the app's to serve: the URL names the copy the app serves
+        below its mount, ``<root>/.well-known/oauth-protected-resource<endpoint>``.
+        Clients try the challenge's URL first (2025-11-25 authorization: the header,
+        then the path-inserted URI, then the root; 2025-06-18 servers MUST send it),
+        and RFC 9728 §5.1 lets it be any URL.
+        """
         resource = self.resource_url(host, path)
         scheme, _, rest = resource.partition("://")
         authority, slash, resource_path = rest.partition("/")
-        return f"{scheme}://{authority}{PROTECTED_RESOURCE_PATH}{slash}{resource_path}".rstrip("/")
+        resource_path = slash + resource_path
+        endpoint = path[len(root) :] if root and path.startswith(root) else ""
+        if endpoint and resource_path.endswith(endpoint):
+            mount = resource_path[: len(resource_path) - len(endpoint)]
+            return f"{scheme}://{authority}{mount}{PROTECTED_RESOURCE_PATH}{endpoint}".rstrip("/")
+        return f"{scheme}://{authority}{PROTECTED_RESOURCE_PATH}{resource_path}".rstrip("/")
 
     def metadata(self, host: str, path: str) -> dict[str, object]:
         """The RFC 9728 protected-resource metadata document."""
@@ -219,12 +236,15 @@ class BearerAuth:
         return bool(self.authorization_servers)
 
     async def check(
-        self, authorization: str | None, host: str, path: str
+        self, authorization: str | None, host: str, path: str, *, root: str = ""
     ) -> Principal | AuthFailure:
-        """Authorize a request by its ``Authorization`` header."""
-        metadata = (
-            f'resource_metadata="{self.metadata_url(host, path)}"' if self.has_metadata else ""
-        )
+        """Authorize a request by its ``Authorization`` header.
+
+        ``path`` is the endpoint's whole path, ``root`` the mount point it starts with
+        (see `metadata_url`).
+        """
+        url = self.metadata_url(host, path, root=root)
+        metadata = f'resource_metadata="{url}"' if self.has_metadata else ""
         scope = f'scope="{" ".join(self.required_scopes)}"' if self.required_scopes else ""
         if authorization is None or authorization[: len(_BEARER)].lower() != _BEARER:
             # RFC 6750 §3.1: no credentials → a challenge without an error code.

@@ -97,7 +97,10 @@ class EndpointGate:
         if self._auth is None:
             return _ANONYMOUS
         checked = await self._auth.check(
-            headers.get("authorization"), headers.get("host", ""), request.root + self._path
+            headers.get("authorization"),
+            headers.get("host", ""),
+            request.root + self._path,
+            root=request.root,
         )
         if isinstance(checked, AuthFailure):
             challenge = [(b"www-authenticate", checked.challenge.encode())]
