@@ -64,12 +64,8 @@ class Watch:
         scope: Interruptible,
         started: float,
     ) -> None:
-        self.parts: Parts | None = (
-            writer,
-            reply,
-            receive,
-            scope,
-        )  # (scope: cancelled when the client leaves)
+        # (scope: cancelled when the client leaves)
+        self.parts: Parts | None = (writer, reply, receive, scope)
         self.started = started  # when its body began to arrive, then its answer
         self.arrived = False  # its body is whole
         self.late_body = False  # cancelled because its body was not whole in time

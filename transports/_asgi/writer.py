@@ -121,23 +121,20 @@ class AsgiWriter:
         fields = [*headers, (b"content-length", str(len(body)).encode())]
         if close and self._may_close:
             fields.append(_CLOSE)
-        self.writing_since = self._clock()
-        try:
-            await self._send({"type": "http.response.start", "status": status, "headers": fields})
-            await self._send({"type": "http.response.body", "body": body})
-        except OSError as exc:
-            raise anyio.BrokenResourceError("the client is gone") from exc
-        finally:
-            self.last_write = self.writing_since
-            self.writing_since = None
+        await self._write(
+            {"type": "http.response.start", "status": status, "headers": fields},
+            {"type": "http.response.body", "body": body},
+        )
 
     async def write_stream(self, head: Sequence[Header] | None, data: bytes, *, end: bool) -> None:
         """A piece of a streamed 200 response, after its head when ``head`` is given."""
+        messages: list[MutableMapping[str, Any]] = []
         if head is not None:
-            start = {"type": "http.response.start", "status": 200, "headers": list(head)}
-            await self._write(start)
+            messages.append({"type": "http.response.start", "status": 200, "headers": list(head)})
         if data or end:
-            await self._write({"type": "http.response.body", "body": data, "more_body": not end})
+            messages.append({"type": "http.response.body", "body": data, "more_body": not end})
+        if messages:
+            await self._write(*messages)
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Call ``closer`` once the request is over."""
@@ -154,10 +151,12 @@ class AsgiWriter:
             self._connections.give_back(self._modern, clean=clean)
             self._modern = None
 
-    async def _write(self, message: MutableMapping[str, Any]) -> None:
+    async def _write(self, *messages: MutableMapping[str, Any]) -> None:
+        """Send ``messages``, timed as one write (the watcher sees a stuck one)."""
         self.writing_since = self._clock()
         try:
-            await self._send(message)
+            for message in messages:
+                await self._send(message)
         except OSError as exc:
             raise anyio.BrokenResourceError("the client is gone") from exc
         finally:
