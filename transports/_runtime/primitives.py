@@ -22,7 +22,6 @@ catches them need not know which library raised.
 from __future__ import annotations
 
 import asyncio
-import math
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
@@ -155,7 +154,8 @@ class Interruptible:
             return
         self.cancel_called = True
         if self._timeout is not None:
-            self._timeout.reschedule(-math.inf)  # (due at once: the loop cancels the task)
+            # (A deadline of now is due at once: the loop cancels the block next.)
+            self._timeout.reschedule(asyncio.get_running_loop().time())
         elif self._scope is not None:
             self._scope.cancel()
 
