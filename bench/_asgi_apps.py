@@ -213,7 +213,7 @@ def core_modern() -> Any:
             raise AssertionError("the load's request is a valid 2026-07-28 tools/call")
         connection = idle.pop() if idle else server.connection()
         answer = None
-        async with Interruptible():  # (as mcpcore's: a request the client can cancel)
+        with Interruptible():  # (as mcpcore's: a request the client can cancel)
             for event in connection.receive(body):
                 assert isinstance(event, RequestReceived)
                 answer = await server.handle_request(connection, event, outbound)

@@ -4,12 +4,15 @@ The ASGI app runs each request in one (`transports._asgi.app`): the watcher canc
 when the client hangs up or its body is late. What must hold on both libraries: a cancel
 from another task ends the block at its next checkpoint and is swallowed there; a block
 nobody cancelled lets its own exceptions (a `TimeoutError` included) through; a cancel
-after the block is left does nothing.
+after the block is left does nothing; a cancel from inside ends it at its next checkpoint
+and never later.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
+import sys
 
 import anyio
 import pytest
@@ -32,7 +35,7 @@ def test_a_cancel_from_another_task_ends_the_block_and_is_swallowed(backend: str
                 block.cancel()
 
             group.start_soon(cancel_soon)
-            async with block:
+            with block:
                 reached.append("entered")
                 await anyio.sleep(math.inf)
                 reached.append("never")
@@ -48,7 +51,7 @@ def test_an_uncancelled_block_lets_its_own_exceptions_through(backend: str) -> N
     block = primitives.Interruptible()
 
     async def times_out() -> None:
-        async with block:
+        with block:
             await anyio.sleep(0)
             raise TimeoutError("the block's own")
 
@@ -64,7 +67,7 @@ def test_an_uncancelled_block_lets_its_own_exceptions_through(backend: str) -> N
 def test_a_cancel_after_the_block_does_nothing(backend: str) -> None:
     async def main() -> None:
         block = primitives.Interruptible()
-        async with block:
+        with block:
             await anyio.sleep(0)
         block.cancel()
         assert not block.cancel_called
@@ -86,10 +89,65 @@ def test_an_outer_cancellation_still_reaches_the_caller(backend: str) -> None:
                     outer.cancel()
 
                 group.start_soon(cancel_outer)
-                async with primitives.Interruptible():
+                with primitives.Interruptible():
                     await anyio.sleep(math.inf)
                 reached.append("never")  # (the outer scope's cancellation is not the block's)
         assert outer.cancelled_caught
 
     anyio.run(main, backend=backend)
     assert reached == []
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cancel_from_inside_ends_the_block_at_its_next_checkpoint(backend: str) -> None:
+    reached: list[str] = []
+
+    async def main() -> None:
+        with primitives.Interruptible() as block:
+            block.cancel()
+            reached.append("still running")  # (no checkpoint yet)
+            await anyio.sleep(math.inf)
+            reached.append("never")
+        reached.append("after")
+        assert block.cancel_called
+
+    anyio.run(main, backend=backend)
+    assert reached == ["still running", "after"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_cancel_from_inside_without_a_checkpoint_does_not_leak_out(backend: str) -> None:
+    reached: list[str] = []
+
+    async def main() -> None:
+        with primitives.Interruptible() as block:
+            block.cancel()
+        await anyio.sleep(0)  # (a cancellation left pending would land here)
+        await anyio.sleep(0)
+        reached.append("after")
+
+    anyio.run(main, backend=backend)
+    assert reached == ["after"]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10's tasks count no cancellations")
+def test_on_asyncio_the_task_is_left_as_it_was_found() -> None:
+    """The block's request is taken back: the task's count of cancellations is unchanged."""
+
+    async def main() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        block = primitives.Interruptible()
+
+        async def cancel_soon() -> None:
+            await asyncio.sleep(0)
+            block.cancel()
+
+        other = asyncio.ensure_future(cancel_soon())
+        with block:
+            await asyncio.sleep(math.inf)
+        await other
+        assert task.cancelling() == 0
+        await asyncio.sleep(0)  # (and nothing is pending)
+
+    asyncio.run(main())

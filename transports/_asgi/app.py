@@ -215,7 +215,7 @@ class AsgiApp:
         # One cancel scope per request: the watcher cancels it when the body is late
         # (408), when the client hangs up, or when it stops reading.
         clean = False
-        async with primitives.Interruptible() as cancel:
+        with primitives.Interruptible() as cancel:
             watch = Watch(writer, reply, receive, cancel, writer.last_write)
             running.watcher.watch(watch)
             try:

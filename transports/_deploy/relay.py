@@ -211,7 +211,7 @@ class Answering:
         )
         clean = False
         try:
-            async with primitives.Interruptible() as cancel:
+            with primitives.Interruptible() as cancel:
                 watch = Watch(writer, reply, receive, cancel, now)
                 watch.arrived = True
                 self._watcher.watch(watch)
