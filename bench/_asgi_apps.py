@@ -22,6 +22,13 @@ Seven factories, one per server and era, every one serving ``get_weather`` (the 
   the answer's status read, two ``send`` calls. No Host/Origin check, no limits, no
   streams, no watcher, no pooling policy: not an app to serve, only what the core's own
   work costs on this server, so that mcpcore's row shows what its transport adds.
+* `minimal_modern`: what Python and msgspec reach doing a 2026-07-28 ``tools/call``'s
+  work by hand, 2026-07-28 only: the version, method and name headers compared with the
+  body, the body decoded into Structs typed for this one call, `bench.dispatch.weather`
+  called, mcpcore's very answer (the same bytes) encoded from Structs. No rule beyond
+  those: no envelope validation, no method table, no argument schema, no error path.
+  Not an MCP server: the bound below the core's floor, which shows how much of the
+  floor is the core's generality rather than the work.
 * `echo_modern` / `echo_legacy`: the ceiling, no MCP. A bare ASGI app that reads the
   body, decodes it with msgspec, and answers ``{"jsonrpc":"2.0","id":<its id>,
   "result":<mcpcore's result in that era>}`` (`bench.stdio.exchanged_lines`: the same
@@ -54,6 +61,7 @@ __all__ = [
     "echo_modern",
     "mcpcore_legacy",
     "mcpcore_modern",
+    "minimal_modern",
     "sdk_legacy",
     "sdk_modern",
 ]
@@ -238,6 +246,79 @@ async def _lifespan_only(scope: Scope, receive: Receive, send: Send) -> None:
         while (await receive())["type"] != "lifespan.shutdown":
             await send({"type": "lifespan.startup.complete"})
         await send({"type": "lifespan.shutdown.complete"})
+
+
+# ------------------------------------------------------------------- minimal
+
+
+class _Arguments(msgspec.Struct):
+    location: str
+    units: str = "metric"
+
+
+class _CallParams(msgspec.Struct):
+    name: str
+    arguments: _Arguments
+    meta: dict[str, Any] = msgspec.field(name="_meta")
+
+
+class _Call(msgspec.Struct):
+    jsonrpc: str
+    id: int | str
+    method: str
+    params: _CallParams
+
+
+class _Text(msgspec.Struct, tag_field="type", tag="text"):
+    text: str
+
+
+class _CallResult(msgspec.Struct):
+    meta: dict[str, Any] = msgspec.field(name="_meta")
+    resultType: str  # noqa: N815 (the wire's name)
+    content: list[_Text]
+
+
+class _Answer(msgspec.Struct):
+    jsonrpc: str
+    id: int | str
+    result: _CallResult
+
+
+def minimal_modern() -> App:
+    """A 2026-07-28 ``get_weather`` call answered by hand (see the module docstring)."""
+    from bench.dispatch import INFO, weather
+    from mcpcore.types import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY
+
+    decode = msgspec.json.Decoder(_Call).decode
+    encode = msgspec.json.Encoder().encode
+    server_meta = {SERVER_INFO_META_KEY: msgspec.to_builtins(INFO)}
+    version = LATEST_MODERN_VERSION.encode()
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await _lifespan_only(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        call = decode((await receive())["body"])  # (wrk's bodies come whole)
+        if (
+            headers.get(b"mcp-protocol-version") != version
+            or call.params.meta.get(PROTOCOL_VERSION_META_KEY) != version.decode()
+            or headers.get(b"mcp-method") != call.method.encode()
+            or headers.get(b"mcp-name") != call.params.name.encode()
+            or call.params.name != "get_weather"
+        ):
+            raise AssertionError("the load's request is a valid 2026-07-28 get_weather call")
+        arguments = call.params.arguments
+        text = weather(arguments.location, arguments.units)
+        result = _CallResult(server_meta, "complete", [_Text(text)])
+        payload = encode(_Answer("2.0", call.id, result))
+        head = [*_JSON_HEAD, (b"content-length", str(len(payload)).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": head})
+        await send({"type": "http.response.body", "body": payload})
+
+    profiled: App = _profiled(app)
+    return profiled
 
 
 # ---------------------------------------------------------------------- echo

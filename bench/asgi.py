@@ -1,4 +1,4 @@
-"""The ASGI layer: the same tool from four ASGI apps on the same uvicorn, under ``wrk``.
+"""The ASGI layer: the same tool from five ASGI apps on the same uvicorn, under ``wrk``.
 
 Like with like: each server is its own ``uvicorn --loop uvloop --http httptools
 --workers 1 --log-level warning`` process on 127.0.0.1 (`bench._asgi_apps`), so the
@@ -12,6 +12,10 @@ event loop, the HTTP parser and the IO policy are the same; only the app differs
   core_modern`: the core's own checks, decoding, dispatch and encoding of the call and
   nothing else (no protection, limits or streams): what mcpcore's transport adds is
   the gap between the two;
+* ``minimal`` (2026-07-28 only): the same call answered by hand, `bench._asgi_apps.
+  minimal_modern`: the headers compared with the body, Structs typed for this one call,
+  the tool, mcpcore's very answer encoded. No rule beyond those: what the work itself
+  costs in Python, so that the core's row shows what its generality adds;
 * ``ceiling``: a bare ASGI app that reads the body, decodes it (msgspec) and answers
   mcpcore's result for the era under the request's id: what any JSON-RPC app on this
   uvicorn must at least pay.
@@ -92,9 +96,15 @@ SERVER_CPU: Final = 0
 
 #: The columns, and the factory of `bench._asgi_apps` serving each (``_modern``,
 #: ``_legacy`` appended).
-FACTORIES: Final = {MCPCORE: "mcpcore", "sdk": "sdk", "core": "core", "ceiling": "echo"}
+FACTORIES: Final = {
+    MCPCORE: "mcpcore",
+    "sdk": "sdk",
+    "core": "core",
+    "minimal": "minimal",
+    "ceiling": "echo",
+}
 #: Columns measured in one era only (their factory exists for that one).
-_ERA_ONLY: Final = {"core": "modern"}
+_ERA_ONLY: Final = {"core": "modern", "minimal": "modern"}
 #: The issue's goals, at every connection count, 2026-07-28.
 BEATS_SDK: Final = Target("SDK >= 4x", "mcpcore/sdk", 4.0)
 NEAR_ECHO: Final = Target("echo >= 0.6x", "mcpcore/ceiling", 0.6)
@@ -372,13 +382,15 @@ _SERVER_NOTES: Final = {
     "modern": "mcpcore: AsgiApp(server) (default replies: a 2026-07-28 answer is a JSON "
     "body); sdk: MCPServer.streamable_http_app(json_response=True, stateless_http=True), "
     "its result also carries the text as structuredContent; core: the core's work alone "
-    "(bench._asgi_apps.core_modern: no protection, limits or streams); ceiling: bare ASGI "
+    "(bench._asgi_apps.core_modern: no protection, limits or streams); minimal: the call "
+    "answered by hand with Structs typed for it (bench._asgi_apps.minimal_modern: no rule "
+    "beyond the headers, not an MCP server); ceiling: bare ASGI "
     "app, msgspec decode, mcpcore's result under the request's id",
     "legacy": 'mcpcore: AsgiApp(server, replies="json") (its default answers a 2025-11-25 '
     "POST with a primed event stream); sdk: MCPServer.streamable_http_app("
     "json_response=True, stateless_http=False); both in a session opened before each run "
     "(initialize, notifications/initialized), every request with its Mcp-Session-Id; "
-    "core: n/a (2026-07-28 only); ceiling: bare ASGI app, msgspec decode, mcpcore's "
+    "core, minimal: n/a (2026-07-28 only); ceiling: bare ASGI app, msgspec decode, mcpcore's "
     "result under the request's id",
 }
 
@@ -389,7 +401,8 @@ def run(context: Context) -> list[WorkloadResult]:
         context.log("asgi: uvicorn is not installed (pip install -e '.[bench]'): layer skipped")
         return []
     setup = _setup(context)
-    everyone = [MCPCORE, *(["sdk"] if "sdk" in context.available else []), "core", "ceiling"]
+    sdk = ["sdk"] if "sdk" in context.available else []
+    everyone = [MCPCORE, *sdk, "core", "minimal", "ceiling"]
     counts = connection_counts(context)
     results = []
     try:
@@ -409,7 +422,8 @@ def run(context: Context) -> list[WorkloadResult]:
 
 LAYER = Layer(
     "asgi",
-    "tools/call from mcpcore's AsgiApp, the SDK's Starlette app, the core's work alone and "
-    "a bare ASGI echo on the same uvicorn, under wrk (1 to 256 connections, both eras)",
+    "tools/call from mcpcore's AsgiApp, the SDK's Starlette app, the core's work alone, "
+    "the call answered by hand and a bare ASGI echo on the same uvicorn, under wrk (1 to 256 "
+    "connections, both eras)",
     run,
 )

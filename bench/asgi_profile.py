@@ -2,11 +2,12 @@
 
 The ``asgi`` layer times whole servers (uvicorn, the socket, the app) under wrk. This
 takes the server away: each app of `bench._asgi_apps` (mcpcore's `transports.AsgiApp`,
-the SDK's Starlette app, the core's work alone in 2026-07-28, the bare echo) is called
-directly, ``await app(scope, receive, send)``, one request after another in one event
-loop (uvloop when installed), with the same body and headers as the layer's load, and
-its answer checked. What is left is each app's own CPU time per request: the difference
-between two apps is exactly what the layer's servers pay on top of uvicorn.
+the SDK's Starlette app, in 2026-07-28 the core's work alone and the call answered by
+hand, the bare echo) is called directly, ``await app(scope, receive, send)``, one request
+after another in one event loop (uvloop when installed), with the same body and headers
+as the layer's load, and its answer checked. What is left is each app's own CPU time per
+request: the difference between two apps is exactly what the layer's servers pay on top
+of uvicorn.
 
     python -m bench.asgi_profile                  # µs per request, both eras
     python -m bench.asgi_profile --profile modern # and where mcpcore's time goes (cProfile)
@@ -157,7 +158,7 @@ async def _time(
 
 
 def _factory(column: str, era: str) -> Any:
-    name = {"mcpcore": "mcpcore", "sdk": "sdk", "core": "core", "ceiling": "echo"}[column]
+    name = {"ceiling": "echo"}.get(column, column)
     return getattr(_asgi_apps, f"{name}_{era}")
 
 
@@ -176,7 +177,8 @@ def per_request(era: str, requests: int = REQUESTS, runs: int = RUNS) -> dict[st
     columns = [
         "mcpcore",
         *(["sdk"] if "sdk" in Availability() else []),
-        *(["core"] if era == "modern" else []),  # (the floor: `bench._asgi_apps.core_modern`)
+        # (the core's floor and the call by hand: `bench._asgi_apps`, 2026-07-28 only)
+        *(["core", "minimal"] if era == "modern" else []),
         "ceiling",
     ]
     body = exchanged_lines(era)[0]  # (outside any loop: the capture runs one of its own)
