@@ -157,6 +157,7 @@ _NOTIFICATION: Final = b'{"jsonrpc":"2.0","method":'
 _SHALLOW_SIZE: Final = jsonrpc.SHALLOW_SIZE
 _BATCH_DECODER: Final = msgspec.json.Decoder(list[Raw])
 _ANY_DECODER: Final = msgspec.json.Decoder()
+_META_ENCODER: Final = msgspec.json.Encoder()
 # Enum members read on every message, as module constants: an enum attribute costs
 # ~40 ns on CPython 3.11, a module global a quarter of that.
 _CLOSED: Final = Phase.CLOSED
@@ -1084,10 +1085,13 @@ class Connection:
         self, spec: MethodSpec, params: Any, meta: dict[str, Any] | None
     ) -> Admission | Rejection:
         # A client asks the same few methods over and over with the same envelope (read
-        # whole each time otherwise). A copy of _meta is kept: a handler may change the
-        # request's own.
+        # whole each time otherwise). The envelope is remembered as its JSON: equal
+        # decoded values may be different JSON (True == 1 == 1.0, but a capability flag
+        # that is a number is -32602), and bytes don't change when a handler changes
+        # the request's own _meta.
         ours = self._capabilities
-        admission = self._admitted.recall((Admit.ENVELOPE, ours, meta), spec)
+        seen = None if meta is None else _META_ENCODER.encode(meta)
+        admission = self._admitted.recall((Admit.ENVELOPE, ours, seen), spec)
         if admission is not None:
             return admission
         envelope = read_modern_envelope(meta, self.supported_modern_versions)
@@ -1101,8 +1105,7 @@ class Connection:
         if ours is not None and _gated(spec, ours, version):
             return _method_not_found(spec.name)
         admission = (version, envelope.client_capabilities, envelope.log_level)
-        kept_meta = None if meta is None else dict(meta)
-        self._admitted.keep((Admit.ENVELOPE, ours, kept_meta), spec, admission)
+        self._admitted.keep((Admit.ENVELOPE, ours, seen), spec, admission)
         return admission
 
     def _admit_callback(

@@ -13,7 +13,8 @@ under a new key forgets every answer of the old one. So any change to any value 
 decision depends on (a new phase, a new version, new capabilities, another envelope)
 makes the memo empty for it: there is no invalidation to forget. The caller must put
 in the key every value the decision reads, and only values that don't change in
-place (a dict from a request goes in as a copy).
+place and that Python compares as the decision reads them: a peer's decoded JSON goes
+in as its encoding, since ``True == 1 == 1.0`` where a schema takes only the first.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -27,6 +28,7 @@ from mcpcore import (
     RemoteProtocolError,
     RequestReceived,
     ResponseReceived,
+    jsonrpc,
     types,
 )
 from mcpcore._memo import Memo
@@ -458,6 +460,11 @@ memo_requests = st.builds(
             {**_ENVELOPE, "io.modelcontextprotocol/logLevel": "info"},
             {**_ENVELOPE, CLIENT_CAPABILITIES_META_KEY: {"roots": {}}},
             {**_ENVELOPE, "progressToken": 1},
+            # Equal to Python (True == 1 == 1.0), not to JSON: a boolean is valid here,
+            # a number is -32602, whichever came first.
+            {**_ENVELOPE, CLIENT_CAPABILITIES_META_KEY: {"roots": {"listChanged": True}}},
+            {**_ENVELOPE, CLIENT_CAPABILITIES_META_KEY: {"roots": {"listChanged": 1}}},
+            {**_ENVELOPE, CLIENT_CAPABILITIES_META_KEY: {"roots": {"listChanged": 1.0}}},
         ]
     ),
     st.integers(0, 50),
@@ -486,6 +493,25 @@ def test_the_server_memo_changes_no_answer(stream: list[dict[str, Any]]) -> None
             data = json.dumps(message).encode()
             assert _outcome(remembering, data) == _outcome(forgetting, data)
             assert remembering.phase is forgetting.phase
+
+
+@pytest.mark.parametrize("number", [1, 1.0])
+def test_a_remembered_envelope_is_compared_as_json_not_as_python(number: float) -> None:
+    # True == 1 == 1.0 in Python: a memo keyed on the decoded _meta took a number where
+    # a boolean belongs for the boolean it had admitted, and skipped its -32602.
+    def call(request_id: int, list_changed: object) -> bytes:
+        capabilities = {"roots": {"listChanged": list_changed}}
+        envelope = {**_ENVELOPE, CLIENT_CAPABILITIES_META_KEY: capabilities}
+        params = {"name": "x", "_meta": envelope}
+        message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+        return json.dumps(message).encode()
+
+    server = _modern_server()
+    assert isinstance(server.receive(call(10, True))[0], RequestReceived)
+    (refused,) = server.receive(call(11, number))
+    assert isinstance(refused, InvalidMessage)
+    assert refused.code == jsonrpc.INVALID_PARAMS
+    assert isinstance(server.receive(call(12, True))[0], RequestReceived)
 
 
 _SERVER_CAPABILITIES = [
