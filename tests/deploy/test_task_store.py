@@ -20,6 +20,7 @@ from mcpcore import types
 from mcpcore.server import TaskRecord
 from tests.redis.conftest import Runner
 from tests.redis_server import RedisServer
+from transports._deploy.orphans import STOPPED, Orphans
 from transports._deploy.task_store import EXPIRY_MARGIN, MAX_SHARED_TASKS, RedisTaskStore
 from transports._redis import open_redis
 
@@ -258,5 +259,70 @@ def test_a_save_over_a_revision_loses_to_one_that_came_first(
             assert latest is not None
             assert latest.revision == 3
             assert await store.save(record("gone"), expected=0)  # (dropped: nothing to do)
+
+    run(body)
+
+
+def test_a_list_fails_the_working_tasks_of_a_worker_gone_for_good(
+    redis_server: RedisServer, run: Runner
+) -> None:
+    # As a read of one task does (tests.deploy.test_balanced kills a real worker), a
+    # listing fails a crashed worker's working tasks once it stayed gone the grace; it
+    # asks about each worker once, and leaves finished tasks and live workers' alone.
+    async def body() -> None:
+        clock = Clock()
+        clock.now = now = redis_server_time(redis_server)
+        asked: list[str] = []
+        announced: list[tuple[str, str]] = []
+
+        async def alive(worker: str) -> bool:
+            asked.append(worker)
+            return worker != "w-dead"
+
+        async def failed(task_id: str, worker: str) -> None:
+            announced.append((task_id, worker))
+
+        async with open_redis(redis_server.url) as client:
+            dead = RedisTaskStore(client, "test", "w-dead", clock)
+            other = RedisTaskStore(client, "test", "w-live", clock)
+            reader = RedisTaskStore(client, "test", "w1", clock)
+            reader.orphans = Orphans(alive, clock, grace=10.0, failed=failed)
+            for index, (store, task_id) in enumerate(
+                [(dead, "a"), (dead, "b"), (dead, "done"), (other, "elsewhere"), (reader, "mine")]
+            ):
+                task = record(task_id)
+                task.created_at = task.last_updated_at = now + index
+                assert await store.create(task)
+            finished = await dead.get("done")
+            assert finished is not None
+            finished.status = "completed"
+            assert await dead.save(finished)
+
+            def statuses(records: list[TaskRecord]) -> dict[str, str]:
+                return {task.task_id: task.status for task in records}
+
+            first = await reader.owned_by("alice")  # (the dead worker first seen gone)
+            assert statuses(first) == {
+                "a": "working",
+                "b": "working",
+                "done": "completed",
+                "elsewhere": "working",
+                "mine": "working",
+            }
+            assert sorted(asked) == ["w-dead", "w-live"]
+            clock.now += 10.0
+            second = await reader.owned_by("alice")
+            assert statuses(second) == {
+                "a": "failed",
+                "b": "failed",
+                "done": "completed",
+                "elsewhere": "working",
+                "mine": "working",
+            }
+            assert [task.error for task in second if task.status == "failed"] == [STOPPED] * 2
+            assert sorted(announced) == [("a", "w-dead"), ("b", "w-dead")]
+            stored = await dead.get("a")  # (saved: any worker reads it failed now)
+            assert stored is not None
+            assert (stored.status, stored.error) == ("failed", STOPPED)
 
     run(body)

@@ -11,9 +11,11 @@ process's subscription ends with its connection). Gone at two reads at least
 read, so a run that ended meanwhile keeps its end — and its news goes to every worker,
 as if the gone worker had saved it (their ``notifications/tasks`` streams hear it).
 
-Only a read of the task finds it orphaned (``tasks/list`` shows what is stored):
-nothing scans the store, so a task nobody asks about waits for its TTL, at no cost to
-anyone. The check costs a read of a working task run elsewhere one more round trip.
+A 2025-11-25 ``tasks/list`` (`RedisTaskStore.owned_by`) fails them too, asking about
+each worker once per listing. Only reads find orphans: nothing scans the store, so a
+task nobody asks about waits for its TTL, at no cost to anyone. The check costs a read
+of a working task run elsewhere one more round trip (a listing: one per other worker
+running some of its tasks).
 """
 
 from __future__ import annotations

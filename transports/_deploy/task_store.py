@@ -261,31 +261,52 @@ class RedisTaskStore:
         A working task whose worker is gone for good (`orphans`) is failed first.
         """
         record, worker = await self._read(task_id)
-        orphans = self.orphans
-        if (
-            record is None
-            or orphans is None
-            or record.status != "working"
-            or worker is None
-            or worker == self.worker
-            or not await orphans.abandoned(worker)
-        ):
+        if record is None or not await self._orphaned(record, worker, {}):
             return record
+        assert worker is not None
+        return await self._fail_orphan(record, worker)
+
+    async def _orphaned(
+        self, record: TaskRecord, worker: str | None, verdicts: dict[str, bool]
+    ) -> bool:
+        """Whether ``record`` is working on a worker gone for good.
+
+        Each worker is asked about once per ``verdicts``: a listing of one dead
+        worker's tasks costs one round trip.
+        """
+        orphans = self.orphans
+        if orphans is None or record.status != "working" or worker in (None, self.worker):
+            return False
+        assert worker is not None
+        verdict = verdicts.get(worker)
+        if verdict is None:
+            verdict = verdicts[worker] = await orphans.abandoned(worker)
+        return verdict
+
+    async def _fail_orphan(self, record: TaskRecord, worker: str) -> TaskRecord | None:
+        """Save an orphaned task as failed (`STOPPED`) and announce it; as it is then."""
+        orphans = self.orphans
+        assert orphans is not None
         expected = record.revision
         record.status = "failed"
         record.error = STOPPED
         record.last_updated_at = self.clock()
         if not await self.save(record, expected=expected):
-            return (await self._read(task_id))[0]  # (it moved on meanwhile: as it is now)
+            return (await self._read(record.task_id))[0]  # (it moved on meanwhile)
         if orphans.failed is not None:
-            await orphans.failed(task_id, worker)
+            await orphans.failed(record.task_id, worker)
         return record
 
     async def _read(self, task_id: str) -> tuple[TaskRecord | None, str | None]:
         """The live record of ``task_id`` (None: none) and the worker that runs it last."""
-        data, revision, worker = await self._client.execute(
+        reply = await self._client.execute(
             "HMGET", self.keys.task(task_id), "record", "revision", "worker"
         )
+        return self._record_of(reply)
+
+    def _record_of(self, reply: Any) -> tuple[TaskRecord | None, str | None]:
+        """`_read`'s answer from a task hash's ``HMGET record revision worker``."""
+        data, revision, worker = reply
         record = self._live(data)
         if record is not None and revision is not None:
             record.revision = int(revision)  # (the hash's is the latest: see _SAVE)
@@ -326,20 +347,30 @@ class RedisTaskStore:
         return True
 
     async def owned_by(self, principal: str | None) -> list[TaskRecord]:
-        """The live tasks of ``principal``, oldest first (2025-11-25 ``tasks/list``)."""
+        """The live tasks of ``principal``, oldest first (2025-11-25 ``tasks/list``).
+
+        Working tasks whose worker is gone for good are failed first, as `get` fails them.
+        """
         index = self.keys.owned_by(principal)
         _, ids = await self._client.pipeline(
             [("ZREMRANGEBYSCORE", index, "-inf", _ms(self.clock())), ("ZRANGE", index, 0, -1)]
         )
         records: list[TaskRecord] = []
         gone: list[bytes] = []
+        verdicts: dict[str, bool] = {}
         for start in range(0, len(ids), LIST_BATCH):
             batch = ids[start : start + LIST_BATCH]
             replies = await self._client.pipeline(
-                [("HGET", self.keys.task(task_id.decode()), "record") for task_id in batch]
+                [
+                    ("HMGET", self.keys.task(task_id.decode()), "record", "revision", "worker")
+                    for task_id in batch
+                ]
             )
-            for task_id, data in zip(batch, replies, strict=True):
-                record = self._live(data)
+            for task_id, reply in zip(batch, replies, strict=True):
+                record, worker = self._record_of(reply)
+                if record is not None and await self._orphaned(record, worker, verdicts):
+                    assert worker is not None
+                    record = await self._fail_orphan(record, worker)
                 if record is None:
                     gone.append(task_id)
                 else:
