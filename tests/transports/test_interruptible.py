@@ -23,7 +23,10 @@ BACKENDS = ["asyncio", "trio"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_cancel_from_another_task_ends_the_block_and_is_swallowed(backend: str) -> None:
+@pytest.mark.parametrize("inside", [False, True], ids=["from another task", "from inside"])
+def test_a_cancel_ends_the_block_at_its_next_checkpoint_and_is_swallowed(
+    backend: str, inside: bool
+) -> None:
     reached: list[str] = []
 
     async def main() -> None:
@@ -34,9 +37,12 @@ def test_a_cancel_from_another_task_ends_the_block_and_is_swallowed(backend: str
                 await anyio.sleep(0)
                 block.cancel()
 
-            group.start_soon(cancel_soon)
+            if not inside:
+                group.start_soon(cancel_soon)
             with block:
-                reached.append("entered")
+                if inside:
+                    block.cancel()
+                reached.append("entered")  # (from inside: no checkpoint yet)
                 await anyio.sleep(math.inf)
                 reached.append("never")
             reached.append("after")
@@ -96,23 +102,6 @@ def test_an_outer_cancellation_still_reaches_the_caller(backend: str) -> None:
 
     anyio.run(main, backend=backend)
     assert reached == []
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
-def test_a_cancel_from_inside_ends_the_block_at_its_next_checkpoint(backend: str) -> None:
-    reached: list[str] = []
-
-    async def main() -> None:
-        with primitives.Interruptible() as block:
-            block.cancel()
-            reached.append("still running")  # (no checkpoint yet)
-            await anyio.sleep(math.inf)
-            reached.append("never")
-        reached.append("after")
-        assert block.cancel_called
-
-    anyio.run(main, backend=backend)
-    assert reached == ["still running", "after"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
