@@ -456,11 +456,13 @@ def test_a_send_that_fails_ends_the_request_quietly(backend: str) -> None:
     run(backend, test)
 
 
-#: Serves one 2026-07-28 call with trio and wsproto unimportable (argv: headers, body).
+#: Serves one 2026-07-28 call on asyncio (argv: headers, body, and "absent" to make trio
+#: and wsproto unimportable); prints the status, the text, and whether trio got loaded.
 TRIO_FREE_PROBE = """
 import sys
-sys.modules["trio"] = None
-sys.modules["wsproto"] = None
+if sys.argv[3] == "absent":
+    sys.modules["trio"] = None
+    sys.modules["wsproto"] = None
 import asyncio, json
 from mcpcore import Connection
 from mcpcore.server import Server
@@ -485,23 +487,26 @@ async def main():
     async with app.lifespan():
         await app(scope, receive, send)
     answer = json.loads(sent[1]["body"])
-    print(sent[0]["status"], answer["result"]["content"][0]["text"])
+    loaded = "trio-loaded" if sys.modules.get("trio") is not None else "trio-not-loaded"
+    print(sent[0]["status"], answer["result"]["content"][0]["text"], loaded)
 
 asyncio.run(main())
 """
 
 
-def test_the_app_runs_without_trio_installed() -> None:
+@pytest.mark.parametrize("trio", ["absent", "installed"])
+def test_the_app_runs_on_asyncio_without_trio(trio: str) -> None:
+    # Installed or not, an asyncio application never loads trio (~70 ms, ~12 MB).
     headers = json.dumps(modern_headers("tools/call", "quick"))
     body = modern_body("tools/call", {"name": "quick", "arguments": {}}).decode()
     out = subprocess.run(
-        [sys.executable, "-c", TRIO_FREE_PROBE, headers, body],
+        [sys.executable, "-c", TRIO_FREE_PROBE, headers, body, trio],
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
-    assert out.stdout.split() == ["200", "done"], out.stderr
+    assert out.stdout.split() == ["200", "done", "trio-not-loaded"], out.stderr
 
 
 class CountingServer(Server):

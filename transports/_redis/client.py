@@ -48,7 +48,7 @@ from transports._redis.errors import RedisReplyError, RedisUnavailableError
 from transports._redis.url import RedisAddress, parse_redis_url
 from transports._runtime import primitives
 from transports._runtime.groups import reraise_sole
-from transports._runtime.primitives import WOULD_BLOCK, AnyCancelScope, AnyEvent, AnyTaskGroup
+from transports._runtime.primitives import AnyCancelScope, AnyEvent, AnyTaskGroup
 
 __all__ = [
     "COMMAND_TIMEOUT",
@@ -269,7 +269,7 @@ class RedisClient:
         if tokens == 1:
             try:
                 self._room.acquire_nowait()
-            except WOULD_BLOCK:
+            except primitives.WOULD_BLOCK:
                 await self._room.acquire()
             return
         taken = 0

@@ -20,7 +20,6 @@ import hiredis
 from transports._redis.errors import RedisReplyError, RedisUnavailableError
 from transports._redis.url import MASK, RedisAddress
 from transports._runtime import primitives
-from transports._runtime.primitives import GONE
 
 __all__ = [
     "READ_SIZE",
@@ -38,11 +37,18 @@ READ_SIZE: Final = 64 * 1024
 #: One argument of a command; hiredis writes numbers in decimal.
 Arg: TypeAlias = "bytes | str | int | float"
 
-#: What a failed read or write of the socket raises, whichever library runs it.
-_SOCKET_FAILED: Final[tuple[type[BaseException], ...]] = (*GONE, anyio.EndOfStream, OSError)
 #: What `hiredis.Reader.gets` returns while no whole reply has come (never a reply:
 #: RESP3's ``False`` would be, hence no reliance on hiredis's default).
 _INCOMPLETE: Final = object()
+
+
+def _socket_failed() -> tuple[type[BaseException], ...]:
+    """What a failed read or write of the socket raises, whichever library runs it.
+
+    (Built when an exception is matched: `transports._runtime.primitives.GONE` holds
+    trio's classes only once trio is imported.)
+    """
+    return (*primitives.GONE, anyio.EndOfStream, OSError)
 
 
 def pack_command(command: Sequence[Arg]) -> bytes:
@@ -90,7 +96,7 @@ class RespConnection:
         with primitives.CancelScope(deadline=deadline, shield=True):
             try:
                 await self._stream.send(data)
-            except _SOCKET_FAILED as exc:
+            except _socket_failed() as exc:
                 raise self._lost(exc) from exc
             return
         raise RedisUnavailableError(f"writing to {self.address.where} took over {timeout} s")
@@ -109,7 +115,7 @@ class RespConnection:
                 return reply
             try:
                 reader.feed(await self._stream.receive(READ_SIZE))
-            except _SOCKET_FAILED as exc:
+            except _socket_failed() as exc:
                 raise self._lost(exc) from exc
 
     async def aclose(self) -> None:

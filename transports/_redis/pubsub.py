@@ -33,9 +33,6 @@ from transports._redis.url import RedisAddress
 from transports._runtime import primitives
 from transports._runtime.groups import reraise_sole
 from transports._runtime.primitives import (
-    CLOSED,
-    END_OF_CHANNEL,
-    WOULD_BLOCK,
     AnyCancelScope,
     AnyEvent,
     AnyReceiveChannel,
@@ -197,7 +194,7 @@ class Subscriber:
         while True:
             try:
                 channel, data = await self._receiver.receive()
-            except END_OF_CHANNEL + CLOSED:
+            except primitives.END_OF_CHANNEL + primitives.CLOSED:
                 raise StopAsyncIteration from None
             if channel in self._channels:  # (unsubscribed since it was buffered: dropped)
                 return channel, data
@@ -309,11 +306,11 @@ class Subscriber:
         """Queue a message for the consumer; past the bound, drop the backlog and the link."""
         try:
             self._sender.send_nowait((channel, data))
-        except WOULD_BLOCK:
+        except primitives.WOULD_BLOCK:
             while True:
                 try:
                     self._receiver.receive_nowait()
-                except WOULD_BLOCK:
+                except primitives.WOULD_BLOCK:
                     break
             self._lose(link, f"the consumer fell {self._max_buffered} messages behind")
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Hashable
 from typing import Final, Generic, TypeVar
 
 from transports._runtime import primitives
-from transports._runtime.primitives import WOULD_BLOCK, AnyEvent, AnySemaphore, AnyTaskGroup
+from transports._runtime.primitives import AnyEvent, AnySemaphore, AnyTaskGroup
 
 __all__ = ["MAX_WAITING_BYTES", "MAX_WAITING_REQUESTS", "AdmissionQueue"]
 
@@ -90,7 +90,7 @@ class AdmissionQueue(Generic[_Job]):
         if not self._waiting:
             try:
                 self._slots.acquire_nowait()  # (no trip through the scheduler)
-            except WOULD_BLOCK:
+            except primitives.WOULD_BLOCK:
                 pass
             else:
                 self._start(job)

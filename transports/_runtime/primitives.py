@@ -12,7 +12,8 @@ one of its own (an event costs 4.8 against 3.2 µs to make, set and wait, a canc
 project's CI machine), and a stdio ``tools/call`` costs about 20 µs of CPU in all. The
 choice is made per call from what `sniffio` reads (its thread-local name, which trio
 sets, and its context variable: ~60 ns), so one object may serve under either library,
-and nothing here imports trio unless it is installed: the ASGI app runs without it.
+and nothing here imports trio: it is used once it runs (imported by whoever runs it), so
+the ASGI app under asyncio never loads it (~70 ms and ~12 MB a process when installed).
 
 Exceptions are matched by tuples holding both libraries' classes (`WOULD_BLOCK`,
 `CLOSED`, `BROKEN`, `END_OF_CHANNEL`): matching costs nothing extra, and code that
@@ -22,6 +23,7 @@ catches them need not know which library raised.
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from types import TracebackType
@@ -34,13 +36,10 @@ import anyio.to_thread
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from sniffio import current_async_library_cvar, thread_local
 
-try:
-    import trio
-except ImportError:  # (the ASGI app under asyncio needs no trio)
-    trio = None  # type: ignore[assignment]
-
 if TYPE_CHECKING:
     from typing import TypeAlias
+
+    import trio
 
 __all__ = [
     "BROKEN",
@@ -82,23 +81,52 @@ AnyReceiveChannel: TypeAlias = "trio.MemoryReceiveChannel[_T] | MemoryObjectRece
 AnyTaskGroup: TypeAlias = "trio.Nursery | anyio.abc.TaskGroup"
 
 
-def _exceptions(anyio_class: type[Exception], trio_name: str) -> tuple[type[Exception], ...]:
-    if trio is None:
-        return (anyio_class,)  # type: ignore[unreachable]
-    trio_class: type[Exception] = getattr(trio, trio_name)
-    return (anyio_class, trio_class)
+#: The exception tuples, by name: anyio's classes, and the names of trio's. An ``except``
+#: of one catches what either library raises; trio's classes join once trio is imported
+#: (nothing else can raise them), so that an asyncio application never imports trio.
+_EXCEPTIONS: Final[dict[str, tuple[tuple[type[Exception], ...], tuple[str, ...]]]] = {
+    # A ``*_nowait`` call that would have to wait.
+    "WOULD_BLOCK": ((anyio.WouldBlock,), ("WouldBlock",)),
+    # A stream or channel used after this side closed it.
+    "CLOSED": ((anyio.ClosedResourceError,), ("ClosedResourceError",)),
+    # A stream or channel whose other side is gone.
+    "BROKEN": ((anyio.BrokenResourceError,), ("BrokenResourceError",)),
+    # Either: a stream or channel that can't be used any more.
+    "GONE": (
+        (anyio.ClosedResourceError, anyio.BrokenResourceError),
+        ("ClosedResourceError", "BrokenResourceError"),
+    ),
+    # A channel whose senders are all closed, and empty.
+    "END_OF_CHANNEL": ((anyio.EndOfStream,), ("EndOfChannel",)),
+}
+
+if TYPE_CHECKING:
+    WOULD_BLOCK: tuple[type[Exception], ...]
+    CLOSED: tuple[type[Exception], ...]
+    BROKEN: tuple[type[Exception], ...]
+    GONE: tuple[type[Exception], ...]
+    END_OF_CHANNEL: tuple[type[Exception], ...]
 
 
-#: A ``*_nowait`` call that would have to wait.
-WOULD_BLOCK: Final = _exceptions(anyio.WouldBlock, "WouldBlock")
-#: A stream or channel used after this side closed it.
-CLOSED: Final = _exceptions(anyio.ClosedResourceError, "ClosedResourceError")
-#: A stream or channel whose other side is gone.
-BROKEN: Final = _exceptions(anyio.BrokenResourceError, "BrokenResourceError")
-#: Either: a stream or channel that can't be used any more.
-GONE: Final = CLOSED + BROKEN
-#: A channel whose senders are all closed, and empty.
-END_OF_CHANNEL: Final = _exceptions(anyio.EndOfStream, "EndOfChannel")
+def __getattr__(name: str) -> tuple[type[Exception], ...]:
+    """`WOULD_BLOCK`, `CLOSED`, `BROKEN`, `GONE`, `END_OF_CHANNEL` (see `_EXCEPTIONS`).
+
+    Read them as ``primitives.GONE`` where they are used, not imported by name at import
+    time: before trio is imported they hold anyio's classes only.
+    """
+    entry = _EXCEPTIONS.get(name)
+    if entry is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    classes, trio_names = entry
+    loaded = sys.modules.get("trio")
+    if loaded is None:
+        return classes
+    complete: tuple[type[Exception], ...] = (
+        *classes,
+        *(getattr(loaded, trio_name) for trio_name in trio_names),
+    )
+    globals()[name] = complete  # (final: trio stays imported; read directly from now on)
+    return complete
 
 
 def _on_trio() -> bool:
@@ -108,7 +136,23 @@ def _on_trio() -> bool:
     name = thread_local.name
     if name is None:
         name = current_async_library_cvar.get()
-    return name == "trio"
+    if name != "trio":
+        return False
+    if not _trio_bound:
+        _bind_trio()
+    return True
+
+
+#: Whether this module's name ``trio`` is bound (at trio's first use: it is running, so
+#: imported; an asyncio application never imports it, ~70 ms and ~12 MB saved).
+_trio_bound = False
+
+
+def _bind_trio() -> None:
+    global trio, _trio_bound  # noqa: PLW0603 (bound once, as an import at the top would)
+    import trio
+
+    _trio_bound = True
 
 
 def Event() -> AnyEvent:  # noqa: N802 (it stands for the class)

@@ -34,13 +34,7 @@ from collections.abc import Callable
 from typing import Final, Protocol
 
 from transports._runtime import primitives
-from transports._runtime.primitives import (
-    END_OF_CHANNEL,
-    GONE,
-    WOULD_BLOCK,
-    AnyReceiveChannel,
-    AnySendChannel,
-)
+from transports._runtime.primitives import AnyReceiveChannel, AnySendChannel
 
 __all__ = [
     "MAX_COALESCED_BYTES",
@@ -73,13 +67,25 @@ WRITES_PER_TURN: Final = 16
 #: needs its own bound): a peer that reads nothing for this long is treated as gone.
 WRITE_TIMEOUT: Final = 30.0
 
-#: What `MessageWriter._write` raises when it fails: the stream is gone
-#: (`transports._runtime.primitives.GONE`), or the write timed out.
-_WRITE_FAILED: Final[tuple[type[Exception], ...]] = (*GONE, TimeoutError)
-#: What queueing a message without waiting raises when it can't be queued.
-_NOT_QUEUED: Final = WOULD_BLOCK + GONE
-#: What taking a message without waiting raises when none is there.
-_NONE_WAITING: Final = WOULD_BLOCK + END_OF_CHANNEL
+
+# The exceptions below are built when one is matched, not at import:
+# `transports._runtime.primitives.GONE` and the others hold trio's classes only once
+# trio is imported.
+
+
+def _write_failed() -> tuple[type[Exception], ...]:
+    """What `MessageWriter._write` raises when it fails: the stream is gone, or timed out."""
+    return (*primitives.GONE, TimeoutError)
+
+
+def _not_queued() -> tuple[type[Exception], ...]:
+    """What queueing a message without waiting raises when it can't be queued."""
+    return primitives.WOULD_BLOCK + primitives.GONE
+
+
+def _none_waiting() -> tuple[type[Exception], ...]:
+    """What taking a message without waiting raises when none is there."""
+    return primitives.WOULD_BLOCK + primitives.END_OF_CHANNEL
 
 
 class ByteSink(Protocol):
@@ -163,7 +169,7 @@ class MessageWriter:
         self._unwritten += 1
         try:
             await self._send_channel.send(data)
-        except GONE:
+        except primitives.GONE:
             self._unwritten -= 1
             raise ConnectionError(self._why_closed()) from self.failure
         except BaseException:
@@ -176,7 +182,7 @@ class MessageWriter:
         writing.acquire_nowait()
         try:
             await self._write(data)
-        except _WRITE_FAILED as exc:
+        except _write_failed() as exc:
             raise self._broken(exc) from exc
         finally:
             writing.release()
@@ -186,7 +192,7 @@ class MessageWriter:
         assert self._write_now is not None
         try:
             sent = self._write_now(data)
-        except GONE as exc:
+        except primitives.GONE as exc:
             raise self._broken(exc) from exc
         return data[sent:]
 
@@ -211,10 +217,10 @@ class MessageWriter:
         """
         try:
             self._send_channel.send_nowait(data)
-        except WOULD_BLOCK:
+        except primitives.WOULD_BLOCK:
             await self.send(data)  # the queue is full: wait for room, like any sender
             return
-        except GONE:
+        except primitives.GONE:
             raise ConnectionError(self._why_closed()) from self.failure
         self._unwritten += 1
         self._posted += 1
@@ -240,7 +246,7 @@ class MessageWriter:
             # (The queue is empty, so the rest of a message begun here always fits.)
         try:
             self._send_channel.send_nowait(data)
-        except _NOT_QUEUED:
+        except _not_queued():
             return False
         self._unwritten += 1
         return True
@@ -258,13 +264,13 @@ class MessageWriter:
                     while size < MAX_COALESCED_BYTES:
                         try:
                             data = receive.receive_nowait()
-                        except _NONE_WAITING:
+                        except _none_waiting():
                             break
                         batch.append(data)
                         size += len(data)
                     await self._write(batch[0] if len(batch) == 1 else b"".join(batch))
                 self._unwritten -= len(batch)
-        except _WRITE_FAILED as exc:
+        except _write_failed() as exc:
             self.failure = exc
         finally:
             # Nobody will write what is still queued: wake the senders with an error.
