@@ -134,10 +134,7 @@ class SharedTaskRunner:
                 continue
             record = await store.get(task_id)
             if record is not None:
-                record.status = "failed"
-                record.error = STOPPED
-                record.last_updated_at = store.clock()
-                await store.save(record)  # (a terminal status written meanwhile stays)
+                await store.save_stopped(record)  # (a terminal status written meanwhile stays)
 
     def cancel(self, task_id: str) -> None:
         """Cancel the run of ``task_id``: here at once, elsewhere through the hub channel."""

@@ -261,41 +261,44 @@ class RedisTaskStore:
         A working task whose worker is gone for good (`orphans`) is failed first.
         """
         record, worker = await self._read(task_id)
-        if record is None or not await self._orphaned(record, worker, {}):
-            return record
-        assert worker is not None
-        return await self._fail_orphan(record, worker)
+        if record is None:
+            return None
+        gone = await self._gone_worker(record, worker, {})
+        return record if gone is None else await self._fail_orphan(record, gone)
 
-    async def _orphaned(
+    async def _gone_worker(
         self, record: TaskRecord, worker: str | None, verdicts: dict[str, bool]
-    ) -> bool:
-        """Whether ``record`` is working on a worker gone for good.
+    ) -> str | None:
+        """The worker running ``record``, when it is working there and it is gone for good.
 
         Each worker is asked about once per ``verdicts``: a listing of one dead
         worker's tasks costs one round trip.
         """
         orphans = self.orphans
-        if orphans is None or record.status != "working" or worker in (None, self.worker):
-            return False
-        assert worker is not None
+        if orphans is None or record.status != "working" or worker is None:
+            return None
+        if worker == self.worker:
+            return None  # (its own tasks: it is alive)
         verdict = verdicts.get(worker)
         if verdict is None:
             verdict = verdicts[worker] = await orphans.abandoned(worker)
-        return verdict
+        return worker if verdict else None
 
     async def _fail_orphan(self, record: TaskRecord, worker: str) -> TaskRecord | None:
         """Save an orphaned task as failed (`STOPPED`) and announce it; as it is then."""
-        orphans = self.orphans
-        assert orphans is not None
-        expected = record.revision
+        if not await self.save_stopped(record, expected=record.revision):
+            return (await self._read(record.task_id))[0]  # (it moved on meanwhile)
+        assert self.orphans is not None
+        if self.orphans.failed is not None:
+            await self.orphans.failed(record.task_id, worker)
+        return record
+
+    async def save_stopped(self, record: TaskRecord, *, expected: int | None = None) -> bool:
+        """Save ``record`` as failed with `STOPPED`: its worker stopped while it ran (`save`)."""
         record.status = "failed"
         record.error = STOPPED
         record.last_updated_at = self.clock()
-        if not await self.save(record, expected=expected):
-            return (await self._read(record.task_id))[0]  # (it moved on meanwhile)
-        if orphans.failed is not None:
-            await orphans.failed(record.task_id, worker)
-        return record
+        return await self.save(record, expected=expected)
 
     async def _read(self, task_id: str) -> tuple[TaskRecord | None, str | None]:
         """The live record of ``task_id`` (None: none) and the worker that runs it last."""
@@ -368,9 +371,10 @@ class RedisTaskStore:
             )
             for task_id, reply in zip(batch, replies, strict=True):
                 record, worker = self._record_of(reply)
-                if record is not None and await self._orphaned(record, worker, verdicts):
-                    assert worker is not None
-                    record = await self._fail_orphan(record, worker)
+                if record is not None:
+                    dead = await self._gone_worker(record, worker, verdicts)
+                    if dead is not None:
+                        record = await self._fail_orphan(record, dead)
                 if record is None:
                     gone.append(task_id)
                 else:
