@@ -68,7 +68,7 @@ WRITES_PER_TURN: Final = 16
 WRITE_TIMEOUT: Final = 30.0
 
 
-# The exceptions below are built when one is matched, not at import:
+# The exceptions below (and `run`'s) are built when used, not at import:
 # `transports._runtime.primitives.GONE` and the others hold trio's classes only once
 # trio is imported.
 
@@ -81,11 +81,6 @@ def _write_failed() -> tuple[type[Exception], ...]:
 def _not_queued() -> tuple[type[Exception], ...]:
     """What queueing a message without waiting raises when it can't be queued."""
     return primitives.WOULD_BLOCK + primitives.GONE
-
-
-def _none_waiting() -> tuple[type[Exception], ...]:
-    """What taking a message without waiting raises when none is there."""
-    return primitives.WOULD_BLOCK + primitives.END_OF_CHANNEL
 
 
 class ByteSink(Protocol):
@@ -254,6 +249,9 @@ class MessageWriter:
     async def run(self) -> None:
         """Write until `aclose` or until the stream breaks (then every sender fails)."""
         receive = self._receive_channel
+        # What taking a message without waiting raises when none is there: it ends every
+        # batch, so built once here (in the running library: trio's classes if trio).
+        none_waiting = primitives.WOULD_BLOCK + primitives.END_OF_CHANNEL
         try:
             async for first in receive:
                 # (After a sender's own write, if one is under way: what queued behind
@@ -264,7 +262,7 @@ class MessageWriter:
                     while size < MAX_COALESCED_BYTES:
                         try:
                             data = receive.receive_nowait()
-                        except _none_waiting():
+                        except none_waiting:
                             break
                         batch.append(data)
                         size += len(data)
