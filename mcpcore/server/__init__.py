@@ -13,6 +13,7 @@ from __future__ import annotations
 from mcpcore.errors import McpError
 from mcpcore.server._context import Context
 from mcpcore.server._errors import MissingCapabilityError, ResourceNotFoundError, ToolError
+from mcpcore.server._fastcalls import MAX_KNOWN_ENVELOPES, FastCall, FastCalls, Ran
 from mcpcore.server._hub import MAX_RESOURCE_SUBSCRIPTIONS, MemoryHub, NotificationHub
 from mcpcore.server._input import DEFAULT_STATE_TTL, MAX_INPUT_REQUESTS
 from mcpcore.server._outbound import Outbound
@@ -42,6 +43,7 @@ __all__ = [
     "MAX_COMPLETION_VALUES",
     "MAX_FOLLOWED_TASKS",
     "MAX_INPUT_REQUESTS",
+    "MAX_KNOWN_ENVELOPES",
     "MAX_PAGE_SIZE",
     "MAX_RESOURCE_SUBSCRIPTIONS",
     "MAX_SEALED_SIZE",
@@ -51,12 +53,15 @@ __all__ = [
     "MAX_URI_LENGTH",
     "MIN_SECRET_SIZE",
     "Context",
+    "FastCall",
+    "FastCalls",
     "McpError",
     "MemoryHub",
     "MemoryTaskStore",
     "MissingCapabilityError",
     "NotificationHub",
     "Outbound",
+    "Ran",
     "ResourceNotFoundError",
     "Server",
     "TaskRecord",

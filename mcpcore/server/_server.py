@@ -35,6 +35,7 @@ from mcpcore.errors import LocalProtocolError, McpError
 from mcpcore.events import NotificationReceived, RequestReceived
 from mcpcore.server._context import Context
 from mcpcore.server._errors import MissingCapabilityError, ResourceNotFoundError
+from mcpcore.server._fastcalls import FastCalls, Ran
 from mcpcore.server._hub import MemoryHub, NotificationHub
 from mcpcore.server._input import InputRequired, Rounds, StateCodec, request_digest
 from mcpcore.server._outbound import Outbound
@@ -311,6 +312,14 @@ class Server:
             implementation=self.info,
         )
 
+    def fast_calls(self) -> FastCalls:
+        """A `FastCalls` answering this server's 2026-07-28 ``tools/call`` in one pass.
+
+        A driver keeps one, feeds it the requests its general path admitted, and tries
+        it on each 2026-07-28 request first (`FastCalls`).
+        """
+        return FastCalls(self.tools, self.info, self._with_cache_hints)
+
     def attach(self, connection: Connection, outbound: Outbound) -> None:
         """Deliver ``connection``'s change notifications (legacy era) to ``outbound``."""
         self.hub.attach(connection, outbound)
@@ -327,6 +336,7 @@ class Server:
         outbound: Outbound,
         *,
         principal: str | None = None,
+        ran: Ran | None = None,
     ) -> bytes | None:
         """Answer one request; returns the response to write (None: nothing to write).
 
@@ -334,7 +344,8 @@ class Server:
         ``subscriptions/listen`` stream, which stays open: its acknowledgement goes out
         through ``outbound`` and it ends with `request_cancelled` or `close_streams`.
         ``principal`` identifies the authenticated user (it binds 2026-07-28
-        requestState to them).
+        requestState to them). ``ran``: the handler's outcome, when `FastCalls` ran
+        the tool already (the handler is not called again).
         """
         rounds: Rounds | None = None
         modern = event.protocol_version is not None and era_of(event.protocol_version) is Era.MODERN
@@ -352,7 +363,7 @@ class Server:
                 event.request_id, jsonrpc.METHOD_NOT_FOUND, f"Method not found: {event.method}"
             )
         try:
-            result = await handler(context)
+            result = await handler(context) if ran is None else ran.outcome()
         except Exception as exc:  # the handler's answer by exception, or its failure
             result = self._answer_failure(exc, context, connection, event, rounds)
             if isinstance(result, _Replied):

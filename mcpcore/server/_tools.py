@@ -33,7 +33,14 @@ from mcpcore.server._errors import ToolError
 from mcpcore.server._signature import HandlerSignature, inspect_handler, json_schema_of
 from mcpcore.versions import Era
 
-__all__ = ["MAX_TOOL_NAME_LENGTH", "RegisteredTool", "ToolRegistry", "to_call_result"]
+__all__ = [
+    "MAX_TOOL_NAME_LENGTH",
+    "RegisteredTool",
+    "ToolRegistry",
+    "bind_arguments",
+    "run_at_once",
+    "to_call_result",
+]
 
 #: "Tool names SHOULD be 1-128 characters" (2025-11-25 server/tools).
 MAX_TOOL_NAME_LENGTH: Final = 128
@@ -209,25 +216,55 @@ class ToolRegistry:
         tool = self._tools.get(name)
         return (None, False) if tool is None else (tool.task, tool.gathers_input_first)
 
+    def at_once(self, name: str) -> RegisteredTool | None:
+        """The tool ``name`` if it runs at once: a synchronous handler, no Context, no task.
+
+        Such a tool's call needs nothing of the request but its arguments (`run_at_once`).
+        """
+        tool = self._tools.get(name)
+        if tool is None or tool.task is not None:
+            return None
+        signature = tool.signature
+        if signature is not None and (signature.is_async or signature.context_parameter):
+            return None
+        return tool
+
     async def call(self, context: Context, params: types.CallToolRequestParams) -> Any:
         """Run a tools/call; the result (or an InputRequiredResult to pass through)."""
         tool = self._tools.get(params.name)
         if tool is None:
             raise McpError(jsonrpc.INVALID_PARAMS, f"Unknown tool: {params.name}")
         arguments = {} if params.arguments is UNSET else params.arguments
-        problem, kwargs = _bind(tool, arguments)
+        problem, kwargs = bind_arguments(tool, arguments)
         if problem is not None:
             return _error_result(f"Invalid arguments for tool {params.name}: {problem}")
+        wrap = tool.wraps_output and context.era is Era.LEGACY
         signature = tool.signature
-        if signature is not None and signature.context_parameter is not None:
+        if signature is None or not (signature.is_async or signature.context_parameter):
+            return run_at_once(tool, kwargs, wrap=wrap)
+        if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
         try:
             value = tool.handler(**kwargs)
-            if signature is not None and signature.is_async:
+            if signature.is_async:
                 value = await value
         except ToolError as exc:
             return _error_result(str(exc))
-        return to_call_result(value, wrap=tool.wraps_output and context.era is Era.LEGACY)
+        return to_call_result(value, wrap=wrap)
+
+
+def run_at_once(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = False) -> Any:
+    """Call a synchronous tool that takes no Context; its result, as `ToolRegistry.call`.
+
+    A `ToolError` becomes a result with ``isError``; any other exception propagates
+    (the server answers it, `mcpcore.server.Server.handle_request`). ``wrap``: see
+    `to_call_result`.
+    """
+    try:
+        value = tool.handler(**kwargs)
+    except ToolError as exc:
+        return _error_result(str(exc))
+    return to_call_result(value, wrap=wrap)
 
 
 def to_call_result(value: Any, *, wrap: bool = False) -> Any:
@@ -255,7 +292,9 @@ def to_call_result(value: Any, *, wrap: bool = False) -> Any:
     )
 
 
-def _bind(tool: RegisteredTool, arguments: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+def bind_arguments(
+    tool: RegisteredTool, arguments: dict[str, Any]
+) -> tuple[str | None, dict[str, Any]]:
     """Validate the arguments; (why not, {}) or (None, the handler's keyword arguments)."""
     if tool.validator is not None:
         issues = tool.validator.errors(arguments)
