@@ -49,7 +49,7 @@ _ANY_DECODER: Final = msgspec.json.Decoder()
 
 
 class _Params(msgspec.Struct, gc=False):
-    meta: Any = msgspec.field(default=UNSET, name="_meta")
+    meta: Raw | UnsetType = msgspec.field(default=UNSET, name="_meta")
     name: Any = UNSET
     uri: Any = UNSET
     arguments: Raw | UnsetType = UNSET
@@ -67,6 +67,8 @@ class ModernRequest(msgspec.Struct, gc=False):
         uri: ``params.uri``, if present (resources/read).
         arguments: ``params.arguments``, undecoded.
         task_id: ``params.taskId``, if present (the tasks extension's methods).
+        meta_json: ``params._meta`` as the body wrote it (None: absent). The same bytes
+            are the same ``_meta``: a key to remember a verdict by.
     """
 
     id: RequestId | None
@@ -76,6 +78,7 @@ class ModernRequest(msgspec.Struct, gc=False):
     uri: Any
     arguments: Raw | UnsetType
     task_id: Any = UNSET
+    meta_json: bytes | None = None
 
 
 class _Body(msgspec.Struct, gc=False):
@@ -118,9 +121,22 @@ def read_modern_request(body: bytes) -> ModernRequest | None:
     params = decoded.params
     if params is UNSET:
         return ModernRequest(decoded.id, decoded.method, None, UNSET, UNSET, UNSET)
-    meta = params.meta if isinstance(params.meta, dict) else None
+    meta_json = None if params.meta is UNSET else bytes(params.meta)
+    meta = None
+    if meta_json is not None:
+        try:
+            meta = _ANY_DECODER.decode(meta_json)
+        except jsonrpc.DECODE_ERRORS:
+            return None
     return ModernRequest(
-        decoded.id, decoded.method, meta, params.name, params.uri, params.arguments, params.task_id
+        decoded.id,
+        decoded.method,
+        meta if isinstance(meta, dict) else None,
+        params.name,
+        params.uri,
+        params.arguments,
+        params.task_id,
+        meta_json,
     )
 
 

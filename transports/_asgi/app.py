@@ -34,8 +34,16 @@ import anyio
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
 from transports._asgi.connections import ConnectionPool
+from transports._asgi.posted import posted
 from transports._asgi.reading import TIMED_OUT as _TIMED_OUT
-from transports._asgi.reading import Receive, Refusal, Scope, read_request
+from transports._asgi.reading import (
+    Receive,
+    Refusal,
+    Scope,
+    check_head,
+    read_body,
+    request_of,
+)
 from transports._asgi.watching import Watch, Watcher
 from transports._asgi.writer import AsgiWriter, Send
 from transports._http.server.event_store import EventStore, MemoryEventStore
@@ -241,15 +249,26 @@ class AsgiApp:
         reply: Reply,
         writer: AsgiWriter,
     ) -> None:
-        """Read the request, then have the router answer it."""
-        request = await read_request(scope, receive, self.limits)
-        if request is None:
+        """Read the request, then have the router answer it (a `Posted` the endpoint)."""
+        fields: list[tuple[bytes, bytes]] = scope.get("headers", [])
+        declared = check_head(fields, self.limits)
+        if isinstance(declared, Refusal):
+            await reply.refuse(declared.status, declared.message, close=True)
+            return
+        router = running.router
+        post = posted(scope, fields, router) if scope.get("method") == "POST" else None
+        body = await read_body(receive, self.limits, declared)
+        if body is None:
             return  # the client left before its request was whole
-        if isinstance(request, Refusal):
-            await reply.refuse(request.status, request.message, headers=request.headers, close=True)
+        if isinstance(body, Refusal):
+            await reply.refuse(body.status, body.message, headers=body.headers, close=True)
             return
         running.watcher.answering(watch, running.clock())
-        await running.router(request, reply, writer)
+        if post is not None:
+            post.body = body
+            await router.modern.post(post, reply, writer, None)
+        else:
+            await router(request_of(scope, fields, body), reply, writer)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """The ASGI lifespan protocol, when the app is the top-level one."""

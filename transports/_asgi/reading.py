@@ -28,7 +28,17 @@ from transports._net.partial import (
 from transports._net.reply import Header
 from transports._net.request import HttpRequest
 
-__all__ = ["TIMED_OUT", "Receive", "Refusal", "Scope", "read_request"]
+__all__ = [
+    "TIMED_OUT",
+    "Receive",
+    "Refusal",
+    "Scope",
+    "check_head",
+    "path_of",
+    "read_body",
+    "request_of",
+    "target_of",
+]
 
 Scope = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -60,8 +70,8 @@ TIMED_OUT: Final = Refusal(408, "Request timed out")
 _BAD_LENGTH: Final = Refusal(400, "Bad request: invalid Content-Length")
 
 
-def target_of(scope: Scope) -> tuple[bytes, str]:
-    """The request target below the mount point (path and query), and the mount point.
+def path_of(scope: Scope) -> tuple[bytes, str]:
+    """The request's path below the mount point (no query), and the mount point.
 
     ASGI 3 puts the mount point in ``path`` too; a server that does not (an older
     uvicorn with ``--root-path``) hands the path below it, taken as it is.
@@ -72,31 +82,55 @@ def target_of(scope: Scope) -> tuple[bytes, str]:
     prefix = root.encode("utf-8")
     if prefix and path.startswith(prefix):
         path = path[len(prefix) :] or b"/"
+    return path, root
+
+
+def target_of(scope: Scope) -> tuple[bytes, str]:
+    """The request target below the mount point (path and query), and the mount point."""
+    path, root = path_of(scope)
     query: bytes = scope.get("query_string", b"")
     return (path + b"?" + query if query else path), root
 
 
-async def read_request(
-    scope: Scope, receive: Receive, limits: HttpLimits
-) -> HttpRequest | Refusal | None:
-    """The request of an ASGI ``http`` scope, its body read whole; None: the client left."""
-    fields: list[tuple[bytes, bytes]] = scope.get("headers", [])
-    declared = _check_head(fields, limits)
-    if isinstance(declared, Refusal):
-        return declared
+def check_head(fields: list[tuple[bytes, bytes]], limits: HttpLimits) -> int | Refusal | None:
+    """The declared body size (None: none), or the refusal the head earns.
+
+    431 for a head with too many fields, or larger than `HttpLimits.max_header_size`;
+    400 for a ``Content-Length`` that is not a number, 413 for one past the limit.
+    """
+    if len(fields) > limits.max_header_count:
+        return _TOO_MANY_FIELDS
+    size = 0
+    declared: int | None = None
+    for name, value in fields:
+        size += len(name) + len(value) + 4
+        if name == b"content-length" and declared is None:
+            declared = _length(value)
+    if size > limits.max_header_size:
+        return _HEAD_TOO_LARGE
+    if declared is None:
+        return None
+    if declared < 0:
+        return _BAD_LENGTH
+    return _TOO_LARGE if declared > limits.max_body_size else declared
+
+
+async def read_body(
+    receive: Receive, limits: HttpLimits, declared: int | None
+) -> bytes | Refusal | None:
+    """The body of a request whose head passed `check_head`; None: the client left."""
     if declared is not None and declared > PARTIAL_FLOOR:
-        body = await _buffered_body(receive, limits, declared)
-    else:
-        # Most bodies come whole in the first message: no buffer to reserve or join.
-        first = await receive()
-        if first.get("type") == "http.request" and not first.get("more_body", False):
-            body = first.get("body", b"")
-            if len(body) > limits.max_body_size:
-                return _TOO_LARGE
-        else:
-            body = await _buffered_body(receive, limits, declared, first)
-    if body is None or isinstance(body, Refusal):
-        return body
+        return await _buffered_body(receive, limits, declared)
+    # Most bodies come whole in the first message: no buffer to reserve or join.
+    first = await receive()
+    if first.get("type") == "http.request" and not first.get("more_body", False):
+        body: bytes = first.get("body", b"")
+        return _TOO_LARGE if len(body) > limits.max_body_size else body
+    return await _buffered_body(receive, limits, declared, first)
+
+
+def request_of(scope: Scope, fields: list[tuple[bytes, bytes]], body: bytes) -> HttpRequest:
+    """The router's `HttpRequest` for an ASGI ``http`` scope and its body."""
     version = str(scope.get("http_version", "1.1")).encode("ascii", "replace")
     target, root = target_of(scope)
     return HttpRequest(str(scope.get("method", "GET")), target, fields, body, version, root=root)
@@ -129,29 +163,6 @@ async def _buffered_body(
             message = await receive()
     finally:
         buffer.clear()
-
-
-def _check_head(fields: list[tuple[bytes, bytes]], limits: HttpLimits) -> int | Refusal | None:
-    """The declared body size (None: none), or the refusal the head earns.
-
-    431 for a head with too many fields, or larger than `HttpLimits.max_header_size`;
-    400 for a ``Content-Length`` that is not a number, 413 for one past the limit.
-    """
-    if len(fields) > limits.max_header_count:
-        return _TOO_MANY_FIELDS
-    size = 0
-    declared: int | None = None
-    for name, value in fields:
-        size += len(name) + len(value) + 4
-        if name == b"content-length" and declared is None:
-            declared = _length(value)
-    if size > limits.max_header_size:
-        return _HEAD_TOO_LARGE
-    if declared is None:
-        return None
-    if declared < 0:
-        return _BAD_LENGTH
-    return _TOO_LARGE if declared > limits.max_body_size else declared
 
 
 def _length(value: bytes) -> int:

@@ -72,12 +72,17 @@ class EndpointGate:
         None does not refuse: `check` decides and answers (a request that needs a token, a
         refusal, the metadata). Most requests pass here, without a coroutine.
         """
-        if self._auth is not None or request.path != self._path:
-            return None
         headers = request.headers
-        if self._refusal(headers.get("host"), headers.get("origin")) is not None:
-            return None
-        return _ANONYMOUS
+        if self.admits(request.path, headers.get("host"), headers.get("origin")):
+            return _ANONYMOUS
+        return None
+
+    def admits(self, path: str, host: str | None, origin: str | None) -> bool:
+        """Whether a request to ``path`` with this ``Host`` and ``Origin`` passes needing no token.
+
+        False does not refuse: `check` decides and answers.
+        """
+        return self._auth is None and path == self._path and self._refusal(host, origin) is None
 
     async def check(self, request: HttpRequest, reply: Reply) -> Passed | None:
         """Whether ``request`` passes; None when it doesn't, and it has been answered."""

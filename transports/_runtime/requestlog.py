@@ -27,10 +27,17 @@ import msgspec
 
 from mcpcore import Connection, RequestReceived
 from mcpcore.http import peek_message
-from mcpcore.server import Outbound, Server
+from mcpcore.server import Outbound, Ran, Server
 from transports._runtime import primitives
 
-__all__ = ["LOGGER_NAME", "MAX_LOGGED_TEXT", "answer", "log_protocol_error", "log_refusal"]
+__all__ = [
+    "LOGGER_NAME",
+    "MAX_LOGGED_TEXT",
+    "answer",
+    "log_protocol_error",
+    "log_refusal",
+    "logs_answers",
+]
 
 #: The logger of these lines (under ``mcpcore``, as ``mcpcore.serve``'s).
 LOGGER_NAME: Final = "mcpcore.requests"
@@ -55,6 +62,11 @@ class _Reply(msgspec.Struct):
 _decode_reply = msgspec.json.Decoder(_Reply).decode
 
 
+def logs_answers() -> bool:
+    """Whether `answer` logs each request (the debug level is on)."""
+    return _log.isEnabledFor(_DEBUG)
+
+
 def answer(
     server: Server,
     connection: Connection,
@@ -62,11 +74,12 @@ def answer(
     outbound: Outbound,
     *,
     principal: str | None = None,
+    ran: Ran | None = None,
 ) -> Awaitable[bytes | None]:
     """`Server.handle_request`, with a debug line for the request when that level is on."""
     if _log.isEnabledFor(_DEBUG):
-        return _answer_logged(server, connection, event, outbound, principal)
-    return server.handle_request(connection, event, outbound, principal=principal)
+        return _answer_logged(server, connection, event, outbound, principal=principal, ran=ran)
+    return server.handle_request(connection, event, outbound, principal=principal, ran=ran)
 
 
 async def _answer_logged(
@@ -74,11 +87,15 @@ async def _answer_logged(
     connection: Connection,
     event: RequestReceived,
     outbound: Outbound,
+    *,
     principal: str | None,
+    ran: Ran | None,
 ) -> bytes | None:
     started = primitives.current_time()
     try:
-        reply = await server.handle_request(connection, event, outbound, principal=principal)
+        reply = await server.handle_request(
+            connection, event, outbound, principal=principal, ran=ran
+        )
     except BaseException as exc:
         cancelled = isinstance(exc, primitives.cancelled_class())
         outcome = "cancelled" if cancelled else f"failed ({type(exc).__name__})"

@@ -27,14 +27,20 @@ Different clients never share one.
 from __future__ import annotations
 
 from functools import partial
-from typing import Final
+from typing import Final, Protocol
+
+from msgspec import UNSET
 
 from mcpcore import Connection, InvalidMessage, RequestReceived, jsonrpc, types
 from mcpcore.framing import encode_event
 from mcpcore.http import (
+    METHOD_HEADER,
+    NAME_HEADER,
+    PROTOCOL_VERSION_HEADER,
     HeaderParam,
     HttpRejection,
     InvalidHeaderAnnotationError,
+    ModernRequest,
     accepts_json_and_sse,
     check_modern_request,
     header_params,
@@ -43,17 +49,40 @@ from mcpcore.http import (
     read_modern_request,
     status_for_error,
 )
-from mcpcore.server import Server
+from mcpcore.server import FastCall, FastCalls, Ran, Server
 from mcpcore.types import RequestId
 from mcpcore.versions import Era, era_of
 from transports._http.server.sessions import Answer
 from transports._net.reply import Reply, ReplyMode, ResponseWriter
-from transports._net.request import HttpRequest
 from transports._runtime import primitives
-from transports._runtime.requestlog import answer, log_protocol_error
+from transports._runtime.requestlog import answer, log_protocol_error, logs_answers
 
-__all__ = ["ModernEndpoint"]
+__all__ = ["MAX_REMEMBERED_REQUESTS", "ModernEndpoint", "PostedRequest"]
 
+
+class PostedRequest(Protocol):
+    """What `ModernEndpoint.post` reads of a request: its header fields and its body.
+
+    A `transports._net.request.HttpRequest`, or the lighter view of an ASGI request an
+    app builds for a POST it knows is one of these (`transports._asgi.posted`).
+    """
+
+    @property
+    def body(self) -> bytes:
+        """The whole body."""
+
+    def header(self, name: str) -> str | None:
+        """A header's value by name, in any case (None when absent)."""
+
+
+#: Requests (`ModernEndpoint._verdict_key`) remembered as passing the checks before the
+#: server. A client sends the same ``_meta`` and headers with each request, and running the
+#: checks costs about a tenth of a 2026-07-28 request's time in an ASGI app
+#: (``python -m bench.asgi_profile``); the memo is emptied when full, so that clients
+#: sending ever new values can't grow it (a key holds ``_meta``, at most a few KiB).
+MAX_REMEMBERED_REQUESTS: Final = 1024
+
+_VerdictKey = tuple[object, ...]
 _LISTEN: Final = "subscriptions/listen"
 _FINAL_KINDS: Final = frozenset({"result", "error"})
 
@@ -69,35 +98,55 @@ class ModernEndpoint:
         )
         self._backlog = stream_backlog
         self._tool_params: dict[str, tuple[types.Tool, tuple[HeaderParam, ...]]] = {}
+        self._passed: set[_VerdictKey] = set()
+        #: The tools/call requests answered in one pass (None: every request goes the
+        #: general way).
+        self.fast: FastCalls | None = server.fast_calls()
 
     async def post(
-        self, request: HttpRequest, reply: Reply, http: ResponseWriter, principal: str | None
+        self, request: PostedRequest, reply: Reply, http: ResponseWriter, principal: str | None
     ) -> None:
         """Answer one POST."""
-        headers = request.headers
-        if not accepts_json_and_sse(headers.get("accept")):
+        if not accepts_json_and_sse(request.header("accept")):
             await reply.refuse(406, "Not Acceptable: accept application/json and text/event-stream")
             return
-        if not is_json(headers.get("content-type")):
+        if not is_json(request.header("content-type")):
             await reply.refuse(415, "Unsupported Media Type: the body must be application/json")
             return
+        ran = None
+        if self.fast is not None and not logs_answers():
+            done = await self._at_once(self.fast, request, reply)
+            if done is True:
+                return
+            ran = done or None  # (a Ran: the general path answers what the tool did)
         body = request.body
         peeked = read_modern_request(body)
         connection = self._connection_of(http)
         if peeked is not None and peeked.id is not None:
-            rejection = check_modern_request(
-                peeked, request.header, self._supported, self._header_params
-            )
-            if rejection is None:
-                rejection = _removed(connection, peeked.method, peeked.meta, peeked.id)
+            rejection = self._rejection(peeked, peeked.id, request, connection)
             if rejection is not None:
                 body = rejection.body()
                 log_protocol_error(body)
                 await reply.respond_json(rejection.status, body)
                 return
+        await self._receive(body, peeked, connection, reply, principal=principal, ran=ran)
+
+    async def _receive(
+        self,
+        body: bytes,
+        peeked: ModernRequest | None,
+        connection: Connection,
+        reply: Reply,
+        *,
+        principal: str | None,
+        ran: Ran | None,
+    ) -> None:
+        """Have the connection read the body, and answer what it found."""
         for event in connection.receive(body):
             if isinstance(event, RequestReceived):
-                await self._serve(event, connection, reply, principal)
+                if self.fast is not None and peeked is not None and peeked.meta_json:
+                    self.fast.learn(peeked.meta_json, event)
+                await self._serve(event, connection, reply, principal, ran)
                 return
             if isinstance(event, InvalidMessage):
                 if event.reply is not None:
@@ -110,6 +159,93 @@ class ModernEndpoint:
                     return
         # "Notification POST accepted → 202 with no body."
         await reply.respond(202)
+
+    async def _at_once(self, fast: FastCalls, request: PostedRequest, reply: Reply) -> Ran | bool:
+        """Answer a ``tools/call`` in one pass if `FastCalls` can (True).
+
+        False when it can't (nothing ran); a `Ran` when the tool ran but the general
+        path must answer.
+        """
+        call = fast.read(request.body)
+        if call is None or not self._passed_before(call, request):
+            return False
+        answered = fast.answer(call)
+        if isinstance(answered, Ran):
+            return answered
+        await reply.answer(answered, status=200, stream=self._stream_all)
+        return True
+
+    def _rejection(
+        self,
+        peeked: ModernRequest,
+        request_id: RequestId,
+        request: PostedRequest,
+        connection: Connection,
+    ) -> HttpRejection | None:
+        """What the checks before the server refuse the request with (None: it passes).
+
+        `check_modern_request`, then `_removed`. Their verdict depends only on the
+        parts of the request in `_verdict_key`: a key seen passing passes again
+        without running them (a client sends the same ``_meta`` and headers with
+        every request).
+        """
+        key = self._verdict_key(peeked, request)
+        passed = self._passed
+        if key is not None and key in passed:
+            return None
+        rejection = check_modern_request(
+            peeked, request.header, self._supported, self._header_params
+        )
+        if rejection is None:
+            rejection = _removed(connection, peeked.method, peeked.meta, request_id)
+        if rejection is None and key is not None:
+            if len(passed) >= MAX_REMEMBERED_REQUESTS:
+                passed.clear()
+            passed.add(key)
+        return rejection
+
+    def _verdict_key(self, peeked: ModernRequest, request: PostedRequest) -> _VerdictKey | None:
+        """All the checks read of a request, or None when some of it can't be a key.
+
+        The id is only echoed. The arguments are read only for a tool that mirrors
+        some of them into headers: such calls have no key.
+        """
+        name, uri, task_id = peeked.name, peeked.uri, peeked.task_id
+        if not (_keyable(name) and _keyable(uri) and _keyable(task_id)):
+            return None
+        return self._key(
+            request, peeked.method, name, uri=uri, task_id=task_id, meta_json=peeked.meta_json
+        )
+
+    def _passed_before(self, call: FastCall, request: PostedRequest) -> bool:
+        """Whether the checks before the server passed a request like ``call`` before."""
+        key = self._key(
+            request, "tools/call", call.name, uri=UNSET, task_id=UNSET, meta_json=call.meta_json
+        )
+        return key is not None and key in self._passed
+
+    def _key(
+        self,
+        request: PostedRequest,
+        method: str,
+        name: object,
+        *,
+        uri: object,
+        task_id: object,
+        meta_json: bytes | None,
+    ) -> _VerdictKey | None:
+        if method == "tools/call" and isinstance(name, str) and self._header_params(name):
+            return None
+        return (
+            method,
+            name,
+            uri,
+            task_id,
+            meta_json,
+            request.header(PROTOCOL_VERSION_HEADER),
+            request.header(METHOD_HEADER),
+            request.header(NAME_HEADER),
+        )
 
     def _connection_of(self, http: ResponseWriter) -> Connection:
         connection = http.modern
@@ -125,11 +261,14 @@ class ModernEndpoint:
         connection: Connection,
         reply: Reply,
         principal: str | None,
+        ran: Ran | None,
     ) -> None:
         outbound = _RequestOutbound(reply, self._backlog)
         reply.may_stream = True
         try:
-            answered = await answer(self._server, connection, event, outbound, principal=principal)
+            answered = await answer(
+                self._server, connection, event, outbound, principal=principal, ran=ran
+            )
             if event.method == _LISTEN and answered is None:  # (else refused: answered)
                 try:
                     await outbound.serve_listen()
@@ -154,6 +293,11 @@ class ModernEndpoint:
             params = ()  # (a client drops such a tool; nothing can be mirrored)
         self._tool_params[tool_name] = (tool, params)
         return params
+
+
+def _keyable(value: object) -> bool:
+    """A name, URI or task id the verdict key can hold: a string, or absent."""
+    return value is UNSET or type(value) is str
 
 
 def _removed(

@@ -141,6 +141,20 @@ class Router:
         else:
             await self._shared(sharing, request, reply, http, principal)
 
+    def serves_modern_post(
+        self, path: str, host: str | None, origin: str | None, protocol_version: str | None
+    ) -> bool:
+        """Whether a POST with this path and these headers goes straight to `modern`.
+
+        True when it passes the gate needing no token (steps 1-3) and its era is
+        2026-07-28 (step 4), so that a driver may hand it to ``modern.post`` itself,
+        without building the whole request first (`transports._asgi.app`). False decides
+        nothing: the request is then served the usual way.
+        """
+        return self._gate.admits(path, host, origin) and (
+            not self._legacy_on or route_for(protocol_version) is Era.MODERN
+        )
+
     async def dispatch(
         self, request: HttpRequest, reply: Reply, http: ResponseWriter, principal: str | None
     ) -> None:
