@@ -78,6 +78,8 @@ if TYPE_CHECKING:
     )
     from transports._http.server.listener import DEFAULT_PATH as DEFAULT_HTTP_PATH
     from transports._http.server.listener import serve_http
+    from transports._http.server.modern import MAX_REMEMBERED_REQUESTS
+    from transports._net.gate import MAX_REMEMBERED_ORIGINS
     from transports._net.introspection import (
         INTROSPECTION_CACHE_SIZE,
         INTROSPECTION_CACHE_TTL,
@@ -122,6 +124,8 @@ if TYPE_CHECKING:
 _EXPORTS: Final[dict[str, tuple[str, str]]] = {
     "AsgiApp": ("transports._asgi.app", "AsgiApp"),
     "MAX_POOLED_CONNECTIONS": ("transports._asgi.connections", "MAX_POOLED_CONNECTIONS"),
+    "MAX_REMEMBERED_ORIGINS": ("transports._net.gate", "MAX_REMEMBERED_ORIGINS"),
+    "MAX_REMEMBERED_REQUESTS": ("transports._http.server.modern", "MAX_REMEMBERED_REQUESTS"),
     "BODY_TIMEOUT": ("transports._http.server", "BODY_TIMEOUT"),
     "BearerAuth": ("transports._http.server", "BearerAuth"),
     "BusyPolling": ("transports._runtime.busypoll", "BusyPolling"),
@@ -227,7 +231,15 @@ _EXTRA_MODULES: Final = frozenset(
     {"trio", "wsproto", "anyio", "sniffio", "hiredis", "jwt", "cryptography"}
 )
 #: The names that run without trio: the asgi extra is enough for them.
-_ASGI_NAMES: Final = frozenset({"AsgiApp", "MAX_POOLED_CONNECTIONS", "serve_stdio_asyncio"})
+_ASGI_NAMES: Final = frozenset(
+    {
+        "AsgiApp",
+        "MAX_POOLED_CONNECTIONS",
+        "MAX_REMEMBERED_ORIGINS",
+        "MAX_REMEMBERED_REQUESTS",
+        "serve_stdio_asyncio",
+    }
+)
 
 
 def __getattr__(name: str) -> object:
@@ -301,6 +313,8 @@ __all__ = [
     "MAX_QUEUED_MESSAGES",
     "MAX_QUEUED_NOTIFICATIONS",
     "MAX_REMEMBERED_CLIENTS",
+    "MAX_REMEMBERED_ORIGINS",
+    "MAX_REMEMBERED_REQUESTS",
     "MAX_SERVER_REQUESTS",
     "MAX_SESSIONS",
     "MAX_SHARED_TASKS",

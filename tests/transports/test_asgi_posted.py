@@ -24,8 +24,7 @@ from examples.everything import build_server
 from tests.transports.http_raw import META, MODERN
 from tests.transports.test_asgi_app import Exchange
 from transports import AsgiApp
-from transports._asgi import app as app_module
-from transports._asgi.posted import posted
+from transports._asgi.posted import Shortcut
 from transports._http.server import modern
 
 Fields = list[tuple[bytes, bytes]]
@@ -68,7 +67,8 @@ _PARTS: dict[str, list[Any]] = {
     ],
     "mcp-param-region": [b"us-west1", None, b"eu"],
     "repeated": [None, b"accept", b"mcp-name", b"host"],
-    "target": ["/mcp", "/mcp?x=1", "/other"],
+    # (a mount point, then the path: "/mcp" mounted at "/mcp" is that app's "/")
+    "target": ["/mcp", "/mcp?x=1", "/other", "/api|/api/mcp", "/mcp|/mcp"],
 }
 _FIELDS = ["host", "origin", "content-type", "accept", "mcp-protocol-version", "mcp-method"]
 _FIELDS += ["mcp-name", "mcp-param-region"]
@@ -117,8 +117,9 @@ def _sequence(draw: st.DrawFn) -> list[tuple[str, Fields, bytes]]:
 
 
 def _request(target: str, fields: Fields, body: bytes) -> Exchange:
+    root, _, target = target.rpartition("|")
     path, _, query = target.partition("?")
-    exchange = Exchange("POST", path, body=body, query=query.encode())
+    exchange = Exchange("POST", path, body=body, query=query.encode(), root_path=root)
     exchange.scope["headers"] = fields
     return exchange
 
@@ -149,7 +150,7 @@ async def _both(exchanges: list[tuple[str, Fields, bytes]]) -> None:
         for target, fields, body in exchanges:
             posted_way = await _request(target, fields, body).through(short)
             with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(app_module, "posted", lambda *_: None)
+                patch.setattr(Shortcut, "take", lambda *_: None)
                 router_way = await _request(target, fields, body).through(general)
             assert _answer(posted_way) == _answer(router_way), (target, fields, body)
 
@@ -196,14 +197,15 @@ def test_the_short_way_is_taken_and_remembers() -> None:
     async def main() -> None:
         app = AsgiApp(build_server(anyio.sleep))
         seen: list[object] = []
+        take = Shortcut.take
 
         def spy(*args: Any) -> Any:
-            seen.append(result := posted(*args))
+            seen.append(result := take(*args))
             return result
 
         async with app.lifespan():
             with pytest.MonkeyPatch.context() as patch:
-                patch.setattr(app_module, "posted", spy)
+                patch.setattr(Shortcut, "take", spy)
                 for _ in range(3):
                     exchange = await _request("/mcp", fields, body).through(app)
                     assert exchange.status == 200

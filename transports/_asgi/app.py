@@ -34,7 +34,7 @@ import anyio
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
 from transports._asgi.connections import ConnectionPool
-from transports._asgi.posted import posted
+from transports._asgi.posted import Shortcut
 from transports._asgi.reading import TIMED_OUT as _TIMED_OUT
 from transports._asgi.reading import (
     Receive,
@@ -71,10 +71,11 @@ _NOT_RUNNING: Final = (
 class _Running:
     """What the app holds while its lifespan runs."""
 
-    __slots__ = ("clock", "router", "watcher")
+    __slots__ = ("clock", "router", "shortcut", "watcher")
 
     def __init__(self, router: Router, watcher: Watcher) -> None:
         self.router = router
+        self.shortcut = Shortcut(router)
         self.watcher = watcher
         # (The lifespan and its requests run in one library: its clock is read per
         # request without choosing the library each time.)
@@ -256,7 +257,7 @@ class AsgiApp:
             await reply.refuse(declared.status, declared.message, close=True)
             return
         router = running.router
-        post = posted(scope, fields, router) if scope.get("method") == "POST" else None
+        post = running.shortcut.take(scope, fields) if scope.get("method") == "POST" else None
         body = await read_body(receive, self.limits, declared)
         if body is None:
             return  # the client left before its request was whole

@@ -23,7 +23,7 @@ from typing import Final
 from transports._asgi.reading import Scope, path_of
 from transports._http.server.router import Router
 
-__all__ = ["MAX_WIRE_NAMES", "Posted", "posted"]
+__all__ = ["MAX_REMEMBERED_ROUTES", "MAX_WIRE_NAMES", "Posted", "Shortcut"]
 
 # Header values are bytes on the wire; latin-1 maps any byte to one character
 # (as `transports._net.request`).
@@ -33,6 +33,9 @@ _CODEC: Final = "latin-1"
 #: a name is converted each time it is asked for.
 MAX_WIRE_NAMES: Final = 128
 _WIRE_NAMES: dict[str, bytes] = {}
+#: Decisions remembered (`Shortcut`), by path, ``Host``, ``Origin`` and protocol version:
+#: one per kind of client; emptied when full, so that ever new values can't grow it.
+MAX_REMEMBERED_ROUTES: Final = 256
 
 
 class Posted:
@@ -62,23 +65,57 @@ class Posted:
         return None if value is None else value.decode(_CODEC)
 
 
-def posted(scope: Scope, fields: list[tuple[bytes, bytes]], router: Router) -> Posted | None:
-    """The request as a `Posted`, if it goes straight to the 2026-07-28 endpoint; else None.
+class Shortcut:
+    """Which POSTs go straight to ``router``'s 2026-07-28 endpoint (`Shortcut.take`).
 
-    ``scope`` is a POST's; ``fields`` its header fields, which passed the head's checks.
+    The decision reads the path, ``Host``, ``Origin`` and ``MCP-Protocol-Version``; a
+    client sends the same ones with each request, so it is remembered by their bytes
+    (`MAX_REMEMBERED_ROUTES`), and the router decides only for new ones.
     """
-    head = dict(fields)
-    if len(head) < len(fields):
-        return None  # a repeated field: the router joins them
-    path, _ = path_of(scope)
-    host = head.get(b"host")
-    origin = head.get(b"origin")
-    version = head.get(b"mcp-protocol-version")
-    if router.serves_modern_post(
-        path.decode(_CODEC),
-        None if host is None else host.decode(_CODEC),
-        None if origin is None else origin.decode(_CODEC),
-        None if version is None else version.decode(_CODEC),
-    ):
-        return Posted(head)
-    return None
+
+    __slots__ = ("_decided", "_router")
+
+    def __init__(self, router: Router) -> None:
+        self._router = router
+        self._decided: dict[tuple[object, ...], bool] = {}
+
+    def take(self, scope: Scope, fields: list[tuple[bytes, bytes]]) -> Posted | None:
+        """The request as a `Posted`, if it goes straight to the endpoint; else None.
+
+        ``scope`` is a POST's; ``fields`` its header fields, which passed the head's
+        checks.
+        """
+        head = dict(fields)
+        if len(head) < len(fields):
+            return None  # a repeated field: the router joins them
+        raw_path = scope.get("raw_path")
+        if not isinstance(raw_path, bytes):
+            return Posted(head) if self._decide(scope, head) else None
+        key = (
+            raw_path,
+            scope.get("root_path", ""),
+            head.get(b"host"),
+            head.get(b"origin"),
+            head.get(b"mcp-protocol-version"),
+        )
+        decided = self._decided.get(key)
+        if decided is None:
+            decided = self._decide(scope, head)
+            if len(self._decided) >= MAX_REMEMBERED_ROUTES:
+                self._decided.clear()
+            self._decided[key] = decided
+        return Posted(head) if decided else None
+
+    def _decide(self, scope: Scope, head: dict[bytes, bytes]) -> bool:
+        path, _ = path_of(scope)
+        return self._router.serves_modern_post(
+            path.decode(_CODEC),
+            _text(head, b"host"),
+            _text(head, b"origin"),
+            _text(head, b"mcp-protocol-version"),
+        )
+
+
+def _text(head: dict[bytes, bytes], name: bytes) -> str | None:
+    value = head.get(name)
+    return None if value is None else value.decode(_CODEC)
