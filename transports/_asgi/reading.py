@@ -98,14 +98,15 @@ def check_head(fields: list[tuple[bytes, bytes]], limits: HttpLimits) -> int | R
     431 for a head with too many fields, or larger than `HttpLimits.max_header_size`;
     400 for a ``Content-Length`` that is not a number, 413 for one past the limit.
     """
-    if len(fields) > limits.max_header_count:
+    count = len(fields)
+    if count > limits.max_header_count:
         return _TOO_MANY_FIELDS
-    size = 0
+    size = 4 * count  # (": " and CRLF)
     declared: int | None = None
     for name, value in fields:
-        size += len(name) + len(value) + 4
-        if name == b"content-length" and declared is None:
-            declared = _length(value)
+        size += len(name) + len(value)
+        if declared is None and name == b"content-length":
+            declared = int(value) if value.isdigit() else _length(value)
     if size > limits.max_header_size:
         return _HEAD_TOO_LARGE
     if declared is None:
