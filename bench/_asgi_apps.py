@@ -16,10 +16,11 @@ Seven factories, one per server and era, every one serving ``get_weather`` (the 
   table) for the 2026-07-28 row, stateful sessions with JSON replies
   (``json_response=True, stateless_http=False``) for the 2025-11-25 row.
 * `core_modern`: the floor of any MCP app on top of this core, 2026-07-28 only: the body
-  read, the headers checked (`mcpcore.http.check_modern_request`), the request decoded,
-  admitted and answered by the same `Server` (`Connection.receive`,
-  `Server.handle_request`, in the `Interruptible` block mcpcore's app runs a request in),
-  the answer's status read, two ``send`` calls. No Host/Origin check, no limits, no
+  read, the headers checked (`mcpcore.http.check_modern_request`), the call answered in
+  one pass by the same `Server`'s `mcpcore.server.FastCalls` once the general path
+  (`Connection.receive`, `Server.handle_request`) admitted its envelope, in the
+  `Interruptible` block mcpcore's app runs a request in, the answer's status read, two
+  ``send`` calls. No Host/Origin check, no limits, no
   streams, no watcher, no pooling policy: not an app to serve, only what the core's own
   work costs on this server, so that mcpcore's row shows what its transport adds.
 * `minimal_modern`: what Python and msgspec reach doing a 2026-07-28 ``tools/call``'s
@@ -200,6 +201,7 @@ def core_modern() -> Any:
     from transports._runtime.primitives import Interruptible
 
     server = build_server()
+    fast = server.fast_calls()
     idle: list[Any] = []
     supported = (LATEST_MODERN_VERSION,)
     outbound = _Discard()
@@ -219,13 +221,21 @@ def core_modern() -> Any:
 
         if peeked is None or check_modern_request(peeked, header, supported, _no_params):
             raise AssertionError("the load's request is a valid 2026-07-28 tools/call")
-        connection = idle.pop() if idle else server.connection()
+        call = fast.read(body)
         answer = None
         with Interruptible():  # (as mcpcore's: a request the client can cancel)
-            for event in connection.receive(body):
-                assert isinstance(event, RequestReceived)
-                answer = await server.handle_request(connection, event, outbound)
-        idle.append(connection)
+            if call is not None:
+                answered = fast.answer(call)
+                assert isinstance(answered, bytes)
+                answer = answered
+            else:
+                connection = idle.pop() if idle else server.connection()
+                for event in connection.receive(body):
+                    assert isinstance(event, RequestReceived)
+                    assert peeked.meta_json is not None
+                    fast.learn(peeked.meta_json, event)
+                    answer = await server.handle_request(connection, event, outbound)
+                idle.append(connection)
         assert answer is not None
         code = peek_message(answer).error_code
         status = 200 if code is None else status_for_error(code)
