@@ -13,7 +13,13 @@ from __future__ import annotations
 from mcpcore.errors import McpError
 from mcpcore.server._context import Context
 from mcpcore.server._errors import MissingCapabilityError, ResourceNotFoundError, ToolError
-from mcpcore.server._fastcalls import MAX_KNOWN_ENVELOPES, FastCall, FastCalls, Ran
+from mcpcore.server._fastcalls import (
+    MAX_ENVELOPE_SIZE,
+    MAX_KNOWN_ENVELOPES,
+    FastCall,
+    FastCalls,
+    Ran,
+)
 from mcpcore.server._hub import MAX_RESOURCE_SUBSCRIPTIONS, MemoryHub, NotificationHub
 from mcpcore.server._input import DEFAULT_STATE_TTL, MAX_INPUT_REQUESTS
 from mcpcore.server._outbound import Outbound
@@ -41,6 +47,7 @@ __all__ = [
     "DEFAULT_STATE_TTL",
     "DEFAULT_TASK_TTL_MS",
     "MAX_COMPLETION_VALUES",
+    "MAX_ENVELOPE_SIZE",
     "MAX_FOLLOWED_TASKS",
     "MAX_INPUT_REQUESTS",
     "MAX_KNOWN_ENVELOPES",

@@ -42,12 +42,17 @@ from mcpcore.server._tools import RegisteredTool, ToolRegistry, bind_arguments, 
 from mcpcore.types import SERVER_INFO_META_KEY
 from mcpcore.versions import Era, era_of
 
-__all__ = ["MAX_KNOWN_ENVELOPES", "FastCall", "FastCalls", "Ran"]
+__all__ = ["MAX_ENVELOPE_SIZE", "MAX_KNOWN_ENVELOPES", "FastCall", "FastCalls", "Ran"]
 
 #: ``_meta`` envelopes remembered as admitted. A client sends one envelope with every
 #: request (a new one with each progress token); the memo is emptied when full, so that
 #: clients sending ever new ones can't grow it (an envelope is a few hundred bytes).
 MAX_KNOWN_ENVELOPES: Final = 1024
+
+#: The largest ``_meta`` remembered, in bytes (a body may be megabytes): a client's
+#: envelope is a few hundred; a larger one takes the general path each time, so that the
+#: memo holds at most `MAX_KNOWN_ENVELOPES` times this (4 MiB) whatever clients send.
+MAX_ENVELOPE_SIZE: Final = 4096
 
 _TOOLS_CALL: Final = DEFAULT_METHODS["tools/call"]
 # (What Connection.send_result lets through as a result: an encoding failure.)
@@ -147,6 +152,8 @@ class FastCalls:
         """The general path admitted ``event``, a request whose ``_meta`` was ``meta_json``."""
         version = event.protocol_version
         if event.method != "tools/call" or version is None or era_of(version) is not Era.MODERN:
+            return
+        if len(meta_json) > MAX_ENVELOPE_SIZE:
             return
         envelopes = self._envelopes
         if len(envelopes) >= self._max:

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 
 from mcpcore import InvalidMessage, RequestReceived, jsonrpc, types
 from mcpcore.http import read_modern_request
-from mcpcore.server import FastCalls, McpError, Ran, Server, ToolError
+from mcpcore.server import MAX_ENVELOPE_SIZE, FastCalls, McpError, Ran, Server, ToolError
 from mcpcore.types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
 _META: dict[str, Any] = {PROTOCOL_VERSION_META_KEY: "2026-07-28", CLIENT_CAPABILITIES_META_KEY: {}}
@@ -292,3 +292,26 @@ def test_a_legacy_request_teaches_nothing() -> None:
     assert peeked.meta_json is not None
     fast.learn(peeked.meta_json, event)
     assert fast.read(body) is None
+
+
+def test_a_large_envelope_is_not_remembered() -> None:
+    """The memo holds small envelopes only: a large one takes the general path each time."""
+    server = _server()
+    fast = server.fast_calls()
+    meta = {**_META, "x": "y" * MAX_ENVELOPE_SIZE}
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"text": "a"}, "_meta": meta},
+        }
+    ).encode()
+    _, event = _general(server, body)
+    assert isinstance(event, RequestReceived)
+    peeked = read_modern_request(body)
+    assert peeked is not None
+    assert peeked.meta_json is not None
+    fast.learn(peeked.meta_json, event)
+    assert fast.read(body) is None
+    assert not fast._envelopes

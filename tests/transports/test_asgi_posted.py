@@ -241,3 +241,33 @@ def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
                 assert 1 <= len(app._running.router.modern._passed) <= 4
 
     anyio.run(main)
+
+
+def test_large_requests_are_not_remembered() -> None:
+    """A ``_meta`` or a header past the memos' bounds is checked each time, and answered."""
+    meta = {**META, "x": "y" * 5000}
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    ).encode()
+    fields: Fields = [
+        (b"content-type", b"application/json"),
+        (b"mcp-protocol-version", MODERN.encode()),
+        (b"mcp-method", b"tools/list"),
+        (b"host", b"127.0.0.1:8000"),
+    ]
+    long_version = [*fields[:1], (b"mcp-protocol-version", b"9" * 2000), *fields[2:]]
+
+    async def main() -> None:
+        app = AsgiApp(build_server(anyio.sleep))
+        async with app.lifespan():
+            running = app._running
+            assert running is not None
+            for _ in range(2):
+                exchange = await _request("/mcp", fields, body).through(app)
+                assert exchange.status == 200
+                refused = await _request("/mcp", long_version, body).through(app)
+                assert refused.status == 400  # (-32020: the header does not match _meta)
+            assert not running.router.modern._passed
+            assert len(running.shortcut._decided) == 1  # (the ordinary client's)
+
+    anyio.run(main)

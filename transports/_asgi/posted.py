@@ -23,7 +23,13 @@ from typing import Final
 from transports._asgi.reading import Scope, path_of
 from transports._http.server.router import Router
 
-__all__ = ["MAX_REMEMBERED_ROUTES", "MAX_WIRE_NAMES", "Posted", "Shortcut"]
+__all__ = [
+    "MAX_REMEMBERED_ROUTES",
+    "MAX_ROUTE_KEY_SIZE",
+    "MAX_WIRE_NAMES",
+    "Posted",
+    "Shortcut",
+]
 
 # Header values are bytes on the wire; latin-1 maps any byte to one character
 # (as `transports._net.request`).
@@ -36,6 +42,10 @@ _WIRE_NAMES: dict[str, bytes] = {}
 #: Decisions remembered (`Shortcut`), by path, ``Host``, ``Origin`` and protocol version:
 #: one per kind of client; emptied when full, so that ever new values can't grow it.
 MAX_REMEMBERED_ROUTES: Final = 256
+#: The largest decision remembered, in bytes of path, mount point and header values: a
+#: client's are a few dozen; longer ones are decided each time (the memo stays under
+#: `MAX_REMEMBERED_ROUTES` times this, 256 KiB).
+MAX_ROUTE_KEY_SIZE: Final = 1024
 
 
 class Posted:
@@ -101,9 +111,10 @@ class Shortcut:
         decided = self._decided.get(key)
         if decided is None:
             decided = self._decide(scope, head)
-            if len(self._decided) >= MAX_REMEMBERED_ROUTES:
-                self._decided.clear()
-            self._decided[key] = decided
+            if sum(len(part) for part in key if part) <= MAX_ROUTE_KEY_SIZE:
+                if len(self._decided) >= MAX_REMEMBERED_ROUTES:
+                    self._decided.clear()
+                self._decided[key] = decided
         return Posted(head) if decided else None
 
     def _decide(self, scope: Scope, head: dict[bytes, bytes]) -> bool:

@@ -49,7 +49,7 @@ from mcpcore.http import (
     read_modern_request,
     status_for_error,
 )
-from mcpcore.server import FastCall, FastCalls, Ran, Server
+from mcpcore.server import MAX_ENVELOPE_SIZE, FastCall, FastCalls, Ran, Server
 from mcpcore.types import RequestId
 from mcpcore.versions import Era, era_of
 from transports._http.server.sessions import Answer
@@ -81,6 +81,11 @@ class PostedRequest(Protocol):
 #: (``python -m bench.asgi_profile``); the memo is emptied when full, so that clients
 #: sending ever new values can't grow it (a key holds ``_meta``, at most a few KiB).
 MAX_REMEMBERED_REQUESTS: Final = 1024
+
+#: The largest request remembered, in bytes of ``_meta``, header values and names (a
+#: body may be megabytes): a client's are a few hundred; a larger one is checked each
+#: time, so that the memo holds at most `MAX_REMEMBERED_REQUESTS` times this (4 MiB).
+MAX_REMEMBERED_KEY_SIZE: Final = MAX_ENVELOPE_SIZE
 
 _VerdictKey = tuple[object, ...]
 _LISTEN: Final = "subscriptions/listen"
@@ -198,7 +203,7 @@ class ModernEndpoint:
         )
         if rejection is None:
             rejection = _removed(connection, peeked.method, peeked.meta, request_id)
-        if rejection is None and key is not None:
+        if rejection is None and key is not None and _key_size(key) <= MAX_REMEMBERED_KEY_SIZE:
             if len(passed) >= MAX_REMEMBERED_REQUESTS:
                 passed.clear()
             passed.add(key)
@@ -293,6 +298,10 @@ class ModernEndpoint:
             params = ()  # (a client drops such a tool; nothing can be mirrored)
         self._tool_params[tool_name] = (tool, params)
         return params
+
+
+def _key_size(key: _VerdictKey) -> int:
+    return sum(len(part) for part in key if isinstance(part, (str, bytes)))
 
 
 def _keyable(value: object) -> bool:
