@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from examples.everything import build_server
 from tests.transports.http_raw import META, MODERN
 from tests.transports.test_asgi_app import Exchange
-from transports import AsgiApp
+from transports import AsgiApp, ReplyMode
 from transports._asgi.posted import Shortcut
 from transports._http.server import modern
 
@@ -138,14 +138,14 @@ class _RouterOnly(modern.ModernEndpoint):
         return None
 
 
-async def _both(exchanges: list[tuple[str, Fields, bytes]]) -> None:
-    short = AsgiApp(build_server(anyio.sleep))
-    general = AsgiApp(build_server(anyio.sleep))
+async def _both(exchanges: list[tuple[str, Fields, bytes]], replies: ReplyMode = "auto") -> None:
+    short = AsgiApp(build_server(anyio.sleep), replies=replies)
+    general = AsgiApp(build_server(anyio.sleep), replies=replies)
     async with short.lifespan(), general.lifespan():
         running = general._running
         assert running is not None
         router = running.router
-        router.modern = _RouterOnly(general.server, stream_backlog=16)
+        router.modern = _RouterOnly(general.server, stream_backlog=16, replies=replies)
         router.modern.fast = None
         for target, fields, body in exchanges:
             posted_way = await _request(target, fields, body).through(short)
@@ -170,9 +170,12 @@ def test_one_change_after_a_passing_request(tool: str, part: str, value: Any) ->
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_sequence())
-def test_the_short_way_answers_as_the_router(exchanges: list[tuple[str, Fields, bytes]]) -> None:
-    anyio.run(_both, exchanges)
+@given(_sequence(), st.sampled_from(["auto", "json", "stream"]))
+def test_the_short_way_answers_as_the_router(
+    exchanges: list[tuple[str, Fields, bytes]], replies: ReplyMode
+) -> None:
+    """Random pairs of changes, in each ``replies`` mode (a stream of one event, or JSON)."""
+    anyio.run(_both, exchanges, replies)
 
 
 def test_the_short_way_is_taken_and_remembers() -> None:

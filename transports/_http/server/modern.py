@@ -18,6 +18,13 @@ A notification gets 202 and no body. Closing the response stream cancels the req
 ("(S) MUST treat the disconnect as cancellation"): the connection's reader cancels the
 task that runs it.
 
+Two memos spare a client's every request what its first one settled, and answer exactly
+as without them (``tests/transports/test_asgi_posted.py``): the checks before the server
+are skipped for a request whose every part they read passed them before
+(`MAX_REMEMBERED_REQUESTS`), and a ``tools/call`` of a tool that runs at once is answered
+in one pass once the general path admitted its ``_meta`` envelope
+(`mcpcore.server.FastCalls`; a tool's unusual outcome is answered by the general path).
+
 Requests from one TCP connection share one `mcpcore.Connection`: HTTP/1.1 serves them
 one at a time, so their ids can't collide, and the Connection (with its envelope and
 method tables) is built once per client connection instead of once per request.
