@@ -23,8 +23,8 @@ once the tool ran, an exception or a result other than a plain `CallToolResult`,
 JSON can't hold, it hands back as `Ran`, for `Server.handle_request` to answer as it
 answers any handler's outcome.
 
-Measured with ``python -m bench.asgi_profile``: the ASGI app answers such a call in
-about a third of the time of the general path.
+Measured with ``python -m bench.asgi_profile``: the ASGI app answers such a call in less
+than half the time the general path takes (~11 µs against ~24, the same transport).
 """
 
 from __future__ import annotations
