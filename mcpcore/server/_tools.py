@@ -222,10 +222,7 @@ class ToolRegistry:
         Such a tool's call needs nothing of the request but its arguments (`run_at_once`).
         """
         tool = self._tools.get(name)
-        if tool is None or tool.task is not None:
-            return None
-        signature = tool.signature
-        if signature is not None and (signature.is_async or signature.context_parameter):
+        if tool is None or tool.task is not None or not _runs_at_once(tool.signature):
             return None
         return tool
 
@@ -240,7 +237,7 @@ class ToolRegistry:
             return _error_result(f"Invalid arguments for tool {params.name}: {problem}")
         wrap = tool.wraps_output and context.era is Era.LEGACY
         signature = tool.signature
-        if signature is None or not (signature.is_async or signature.context_parameter):
+        if signature is None or _runs_at_once(signature):
             return run_at_once(tool, kwargs, wrap=wrap)
         if signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
@@ -251,6 +248,14 @@ class ToolRegistry:
         except ToolError as exc:
             return _error_result(str(exc))
         return to_call_result(value, wrap=wrap)
+
+
+def _runs_at_once(signature: HandlerSignature | None) -> bool:
+    """Whether a handler is answered without awaiting: synchronous, no Context.
+
+    (A handler with no signature takes ``arguments`` alone.)
+    """
+    return signature is None or not (signature.is_async or signature.context_parameter)
 
 
 def run_at_once(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = False) -> Any:

@@ -125,12 +125,13 @@ class ModernEndpoint:
         if not is_json(request.header("content-type")):
             await reply.refuse(415, "Unsupported Media Type: the body must be application/json")
             return
-        ran = None
+        ran: Ran | None = None
         if self.fast is not None and not logs_answers():
             done = await self._at_once(self.fast, request, reply)
             if done is True:
                 return
-            ran = done or None  # (a Ran: the general path answers what the tool did)
+            if isinstance(done, Ran):
+                ran = done  # (the general path answers what the tool did)
         body = request.body
         peeked = read_modern_request(body)
         connection = self._connection_of(http)
