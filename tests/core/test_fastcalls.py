@@ -176,6 +176,19 @@ def _bodies(draw: st.DrawFn) -> bytes:
     return body
 
 
+def _echo(meta: Any = _META, *, request_id: int = 1, text: str = "a") -> bytes:
+    """A 2026-07-28 call of the echo tool."""
+    params = {"name": "echo", "arguments": {"text": text}, "_meta": meta}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(message).encode()
+
+
+def _meta_json(body: bytes) -> bytes | None:
+    """The body's ``_meta`` as written, as a driver hands it to `FastCalls.learn`."""
+    peeked = read_modern_request(body)
+    return None if peeked is None else peeked.meta_json
+
+
 def _general(server: Server, body: bytes, ran: Ran | None = None) -> tuple[bytes | None, Any]:
     """The general path's answer to ``body`` on a fresh connection, and its event."""
     connection = server.connection()
@@ -203,28 +216,20 @@ def test_fast_calls_answer_as_the_general_path(bodies: list[bytes]) -> None:
             ran = fast.answer(call)
             answered = _general(fast_server, body, ran)[0] if isinstance(ran, Ran) else ran
             assert answered == expected, body
-        peeked = read_modern_request(body)
-        if isinstance(event, RequestReceived) and peeked is not None and peeked.meta_json:
-            fast.learn(peeked.meta_json, event)
+        meta_json = _meta_json(body)
+        if isinstance(event, RequestReceived) and meta_json:
+            fast.learn(meta_json, event)
 
 
 def test_fast_calls_take_the_common_call_once_its_envelope_is_known() -> None:
     server = _server()
     fast = server.fast_calls()
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 7,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": _META},
-        }
-    ).encode()
+    body = _echo(request_id=7, text="hi")
     assert fast.read(body) is None  # (the envelope is unknown yet)
     expected, event = _general(server, body)
-    peeked = read_modern_request(body)
-    assert peeked is not None
-    assert peeked.meta_json is not None
-    fast.learn(peeked.meta_json, event)
+    meta_json = _meta_json(body)
+    assert meta_json is not None
+    fast.learn(meta_json, event)
     call = fast.read(body)
     assert call is not None
     assert fast.answer(call) == expected
@@ -235,23 +240,11 @@ def test_the_known_envelopes_are_bounded() -> None:
     server = _server()
     fast_bounded = FastCalls(server.tools, server.info, lambda result: result, max_envelopes=3)
     for token in range(10):
-        body = json.dumps(
-            {
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "tools/call",
-                "params": {
-                    "name": "echo",
-                    "arguments": {"text": "a"},
-                    "_meta": {**_META, "progressToken": token},
-                },
-            }
-        ).encode()
+        body = _echo({**_META, "progressToken": token})
         _, event = _general(server, body)
-        peeked = read_modern_request(body)
-        assert peeked is not None
-        assert peeked.meta_json is not None
-        fast_bounded.learn(peeked.meta_json, event)
+        meta_json = _meta_json(body)
+        assert meta_json is not None
+        fast_bounded.learn(meta_json, event)
         assert 1 <= len(fast_bounded._envelopes) <= 3
 
 
@@ -275,22 +268,13 @@ def test_a_legacy_request_teaches_nothing() -> None:
     assert isinstance(opened, RequestReceived)
     asyncio.run(server.handle_request(connection, opened, _Nowhere()))
     connection.receive(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            # (a _meta with no envelope: a 2026-07-28 request refuses it)
-            "params": {"name": "echo", "arguments": {"text": "a"}, "_meta": {"progressToken": 5}},
-        }
-    ).encode()
+    body = _echo({"progressToken": 5})  # (no envelope: a 2026-07-28 request refuses it)
     [event] = connection.receive(body)
     assert isinstance(event, RequestReceived)
     assert event.protocol_version == "2025-11-25"
-    peeked = read_modern_request(body)
-    assert peeked is not None
-    assert peeked.meta_json is not None
-    fast.learn(peeked.meta_json, event)
+    meta_json = _meta_json(body)
+    assert meta_json is not None
+    fast.learn(meta_json, event)
     assert fast.read(body) is None
 
 
@@ -298,20 +282,11 @@ def test_a_large_envelope_is_not_remembered() -> None:
     """The memo holds small envelopes only: a large one takes the general path each time."""
     server = _server()
     fast = server.fast_calls()
-    meta = {**_META, "x": "y" * MAX_ENVELOPE_SIZE}
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "echo", "arguments": {"text": "a"}, "_meta": meta},
-        }
-    ).encode()
+    body = _echo({**_META, "x": "y" * MAX_ENVELOPE_SIZE})
     _, event = _general(server, body)
     assert isinstance(event, RequestReceived)
-    peeked = read_modern_request(body)
-    assert peeked is not None
-    assert peeked.meta_json is not None
-    fast.learn(peeked.meta_json, event)
+    meta_json = _meta_json(body)
+    assert meta_json is not None
+    fast.learn(meta_json, event)
     assert fast.read(body) is None
     assert not fast._envelopes

@@ -220,6 +220,21 @@ def test_the_short_way_is_taken_and_remembers() -> None:
     anyio.run(main)
 
 
+#: The headers of a 2026-07-28 ``tools/list`` (`_listing`).
+_LISTING: Fields = [
+    (b"content-type", b"application/json"),
+    (b"mcp-protocol-version", MODERN.encode()),
+    (b"mcp-method", b"tools/list"),
+    (b"host", b"127.0.0.1:8000"),
+]
+
+
+def _listing(meta: dict[str, Any]) -> bytes:
+    """A 2026-07-28 ``tools/list`` carrying ``meta`` (its headers: `_LISTING`)."""
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+    return json.dumps(message).encode()
+
+
 def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ever new ``_meta`` values can't grow the memo past its bound."""
     monkeypatch.setattr(modern, "MAX_REMEMBERED_REQUESTS", 4)
@@ -228,17 +243,8 @@ def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
         app = AsgiApp(build_server(anyio.sleep))
         async with app.lifespan():
             for token in range(10):
-                meta = {**META, "progressToken": token}
-                body = json.dumps(
-                    {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
-                ).encode()
-                fields: Fields = [
-                    (b"content-type", b"application/json"),
-                    (b"mcp-protocol-version", MODERN.encode()),
-                    (b"mcp-method", b"tools/list"),
-                    (b"host", b"127.0.0.1:8000"),
-                ]
-                exchange = await _request("/mcp", fields, body).through(app)
+                body = _listing({**META, "progressToken": token})
+                exchange = await _request("/mcp", _LISTING, body).through(app)
                 assert exchange.status == 200
                 assert app._running is not None
                 assert 1 <= len(app._running.router.modern._passed) <= 4
@@ -248,16 +254,8 @@ def test_the_memo_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_large_requests_are_not_remembered() -> None:
     """A ``_meta`` or a header past the memos' bounds is checked each time, and answered."""
-    meta = {**META, "x": "y" * 5000}
-    body = json.dumps(
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
-    ).encode()
-    fields: Fields = [
-        (b"content-type", b"application/json"),
-        (b"mcp-protocol-version", MODERN.encode()),
-        (b"mcp-method", b"tools/list"),
-        (b"host", b"127.0.0.1:8000"),
-    ]
+    body = _listing({**META, "x": "y" * 5000})
+    fields = _LISTING
     long_version = [*fields[:1], (b"mcp-protocol-version", b"9" * 2000), *fields[2:]]
 
     async def main() -> None:
