@@ -71,7 +71,7 @@ _NOT_RUNNING: Final = (
 class _Running:
     """What the app holds while its lifespan runs."""
 
-    __slots__ = ("clock", "router", "shortcut", "watcher")
+    __slots__ = ("clock", "interruptible", "router", "shortcut", "watcher")
 
     def __init__(self, router: Router, watcher: Watcher) -> None:
         self.router = router
@@ -80,6 +80,7 @@ class _Running:
         # (The lifespan and its requests run in one library: its clock is read per
         # request without choosing the library each time.)
         self.clock = primitives.clock()
+        self.interruptible = primitives.interruptible()
 
 
 class AsgiApp:
@@ -224,7 +225,7 @@ class AsgiApp:
         # One cancel scope per request: the watcher cancels it when the body is late
         # (408), when the client hangs up, or when it stops reading.
         clean = False
-        with primitives.Interruptible() as cancel:
+        with running.interruptible() as cancel:
             watch = Watch(writer, reply, receive, cancel, writer.last_write)
             running.watcher.watch(watch)
             try:

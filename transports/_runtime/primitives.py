@@ -64,6 +64,7 @@ __all__ = [
     "clock",
     "current_task",
     "current_time",
+    "interruptible",
     "open_channel",
     "open_task_group",
     "run_sync_in_thread",
@@ -258,6 +259,32 @@ class Interruptible:
             return False
         # (Our request taken back; more left than on entry: someone else's, to go on.)
         return task.uncancel() <= self._cancelling and kind is asyncio.CancelledError
+
+
+class _TaskBlock(Interruptible):
+    """`Interruptible` on asyncio 3.11+, the library known beforehand (`interruptible`)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> Interruptible:
+        task = asyncio.current_task()
+        if task is None:  # (not in a task: as the general class would)
+            return super().__enter__()
+        self._task = structured = cast(_StructuredTask, task)
+        self._cancelling = structured.cancelling()
+        self._open = True
+        return self
+
+
+def interruptible() -> Callable[[], Interruptible]:
+    """`Interruptible`, for the library running now, to open many blocks within its run.
+
+    `Interruptible` looks for the running library on entering each block; an ASGI app
+    opens one per request, and this saves it ~0.2 µs of the ~0.7 a block costs (uvloop).
+    """
+    if _on_trio() or not hasattr(asyncio.Task, "uncancel"):
+        return Interruptible
+    return _TaskBlock
 
 
 def Lock() -> AnyLock:  # noqa: N802
