@@ -147,7 +147,9 @@ class FastCalls:
         self._meta = None if info is None else {SERVER_INFO_META_KEY: info}
         self._hints = with_cache_hints
         self._max = max_envelopes
-        self._envelopes: set[bytes] = set()
+        # (each maps to itself: a call carries the very object remembered, whose hash is
+        # known and which compares by identity in its caller's memos)
+        self._envelopes: dict[bytes, bytes] = {}
 
     def learn(self, meta_json: bytes, event: RequestReceived) -> None:
         """The general path admitted ``event``, a request whose ``_meta`` was ``meta_json``."""
@@ -159,7 +161,7 @@ class FastCalls:
         envelopes = self._envelopes
         if len(envelopes) >= self._max:
             envelopes.clear()
-        envelopes.add(meta_json)
+        envelopes[meta_json] = meta_json
 
     def read(self, body: bytes) -> FastCall | None:
         """The call in ``body`` if this can answer it; None: the general path must."""
@@ -167,8 +169,8 @@ class FastCalls:
         if call is None:
             return None
         params = call.params
-        meta_json = bytes(params.meta)
-        if meta_json not in self._envelopes:
+        meta_json = self._envelopes.get(bytes(params.meta))
+        if meta_json is None:
             return None
         tool = self._tools.at_once(params.name)
         if tool is None:

@@ -128,13 +128,14 @@ class AsgiWriter:
 
     async def write_stream(self, head: Sequence[Header] | None, data: bytes, *, end: bool) -> None:
         """A piece of a streamed 200 response, after its head when ``head`` is given."""
-        messages: list[MutableMapping[str, Any]] = []
-        if head is not None:
-            messages.append({"type": "http.response.start", "status": 200, "headers": list(head)})
+        body: MutableMapping[str, Any] | None = None
         if data or end:
-            messages.append({"type": "http.response.body", "body": data, "more_body": not end})
-        if messages:
-            await self._write(*messages)
+            body = {"type": "http.response.body", "body": data, "more_body": not end}
+        if head is not None:
+            start = {"type": "http.response.start", "status": 200, "headers": list(head)}
+            await self._write(start, body)
+        elif body is not None:
+            await self._write(body)
 
     def on_close(self, closer: Callable[[], None]) -> None:
         """Call ``closer`` once the request is over."""
@@ -151,12 +152,16 @@ class AsgiWriter:
             self._connections.give_back(self._modern, clean=clean)
             self._modern = None
 
-    async def _write(self, *messages: MutableMapping[str, Any]) -> None:
-        """Send ``messages``, timed as one write (the watcher sees a stuck one)."""
+    async def _write(
+        self, first: MutableMapping[str, Any], then: MutableMapping[str, Any] | None = None
+    ) -> None:
+        """Send ``first`` (and ``then``), timed as one write (the watcher sees a stuck one)."""
+        send = self._send
         self.writing_since = self._clock()
         try:
-            for message in messages:
-                await self._send(message)
+            await send(first)
+            if then is not None:
+                await send(then)
         except OSError as exc:
             raise anyio.BrokenResourceError("the client is gone") from exc
         finally:

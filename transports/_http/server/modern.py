@@ -96,6 +96,7 @@ MAX_REMEMBERED_KEY_SIZE: Final = MAX_ENVELOPE_SIZE
 
 _VerdictKey = tuple[object, ...]
 _LISTEN: Final = "subscriptions/listen"
+_TOOLS_CALL: Final = "tools/call"
 _FINAL_KINDS: Final = frozenset({"result", "error"})
 
 
@@ -127,8 +128,9 @@ class ModernEndpoint:
             return
         ran: Ran | None = None
         if self.fast is not None and not logs_answers():
-            done = await self._at_once(self.fast, request, reply)
-            if done is True:
+            done = self._at_once(self.fast, request)
+            if type(done) is bytes:
+                await reply.answer(done, status=200, stream=self._stream_all)
                 return
             if isinstance(done, Ran):
                 ran = done  # (the general path answers what the tool did)
@@ -173,20 +175,16 @@ class ModernEndpoint:
         # "Notification POST accepted → 202 with no body."
         await reply.respond(202)
 
-    async def _at_once(self, fast: FastCalls, request: PostedRequest, reply: Reply) -> Ran | bool:
-        """Answer a ``tools/call`` in one pass if `FastCalls` can (True).
+    def _at_once(self, fast: FastCalls, request: PostedRequest) -> bytes | Ran | None:
+        """A ``tools/call``'s answer in one pass, if `FastCalls` can give it (status 200).
 
-        False when it can't (nothing ran); a `Ran` when the tool ran but the general
+        None when it can't (nothing ran); a `Ran` when the tool ran but the general
         path must answer.
         """
         call = fast.read(request.body)
         if call is None or not self._passed_before(call, request):
-            return False
-        answered = fast.answer(call)
-        if isinstance(answered, Ran):
-            return answered
-        await reply.answer(answered, status=200, stream=self._stream_all)
-        return True
+            return None
+        return fast.answer(call)
 
     def _rejection(
         self,
@@ -223,42 +221,21 @@ class ModernEndpoint:
         The id is only echoed. The arguments are read only for a tool that mirrors
         some of them into headers: such calls have no key.
         """
-        name, uri, task_id = peeked.name, peeked.uri, peeked.task_id
+        method, name, uri, task_id = peeked.method, peeked.name, peeked.uri, peeked.task_id
         if not (_keyable(name) and _keyable(uri) and _keyable(task_id)):
             return None
-        return self._key(
-            request, peeked.method, name, uri=uri, task_id=task_id, meta_json=peeked.meta_json
-        )
+        if method == _TOOLS_CALL and isinstance(name, str) and self._header_params(name):
+            return None
+        return _key(request, method, name, uri=uri, task_id=task_id, meta_json=peeked.meta_json)
 
     def _passed_before(self, call: FastCall, request: PostedRequest) -> bool:
         """Whether the checks before the server passed a request like ``call`` before."""
-        key = self._key(
-            request, "tools/call", call.name, uri=UNSET, task_id=UNSET, meta_json=call.meta_json
+        if self._header_params(call.name):
+            return False
+        key = _key(
+            request, _TOOLS_CALL, call.name, uri=UNSET, task_id=UNSET, meta_json=call.meta_json
         )
-        return key is not None and key in self._passed
-
-    def _key(
-        self,
-        request: PostedRequest,
-        method: str,
-        name: object,
-        *,
-        uri: object,
-        task_id: object,
-        meta_json: bytes | None,
-    ) -> _VerdictKey | None:
-        if method == "tools/call" and isinstance(name, str) and self._header_params(name):
-            return None
-        return (
-            method,
-            name,
-            uri,
-            task_id,
-            meta_json,
-            request.header(PROTOCOL_VERSION_HEADER),
-            request.header(METHOD_HEADER),
-            request.header(NAME_HEADER),
-        )
+        return key in self._passed
 
     def _connection_of(self, http: ResponseWriter) -> Connection:
         connection = http.modern
@@ -306,6 +283,29 @@ class ModernEndpoint:
             params = ()  # (a client drops such a tool; nothing can be mirrored)
         self._tool_params[tool_name] = (tool, params)
         return params
+
+
+def _key(
+    request: PostedRequest,
+    method: str,
+    name: object,
+    *,
+    uri: object,
+    task_id: object,
+    meta_json: bytes | None,
+) -> _VerdictKey:
+    """A `ModernEndpoint._passed` key: the parts of a request its checks read."""
+    header = request.header
+    return (
+        method,
+        name,
+        uri,
+        task_id,
+        meta_json,
+        header(PROTOCOL_VERSION_HEADER),
+        header(METHOD_HEADER),
+        header(NAME_HEADER),
+    )
 
 
 def _key_size(key: _VerdictKey) -> int:
