@@ -227,7 +227,7 @@ class AsgiApp:
         clean = False
         with running.interruptible() as cancel:
             watch = Watch(writer, reply, receive, cancel, writer.last_write)
-            running.watcher.watch(watch)
+            running.watcher.start(watch)
             try:
                 await self._serve(
                     scope, watch, running, receive=receive, reply=reply, writer=writer
