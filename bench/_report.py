@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from bench._results import MCPCORE, WorkloadResult
 from mcpcore_cli.bench.timing import Settings
@@ -207,7 +207,7 @@ def _targets(results: Sequence[WorkloadResult]) -> list[str]:
             verdict = {True: "met", False: "MISSED", None: "n/a"}[met]
             if "/" in target.metric:
                 ratio = result.ratios.get(target.metric)
-                measured = "n/a" if ratio is None else _format_ratio(ratio)
+                measured = "n/a" if ratio is None else _format_against(ratio, target.threshold)
             else:
                 value = result.value(MCPCORE)
                 measured = "n/a" if value is None else _format_value(value, result.unit)
@@ -247,6 +247,24 @@ def _format_value(value: float, unit: str) -> str:
 
 def _format_ratio(ratio: float) -> str:
     return f"{ratio:.1f}x" if ratio >= 10 else f"{ratio:.2f}x"
+
+
+#: The most decimals a target's ratio is shown with (`_format_against`).
+_MAX_DECIMALS: Final = 6
+
+
+def _format_against(ratio: float, threshold: float) -> str:
+    """A target's ratio, with decimals enough to tell it from its bound (0.599x, not 0.60x).
+
+    Rounded as the table rounds it, a ratio just under its bound would read as the bound
+    beside "MISSED".
+    """
+    text = _format_ratio(ratio)
+    decimals = 3
+    while float(text[:-1]) == threshold != ratio and decimals <= _MAX_DECIMALS:
+        text = f"{ratio:.{decimals}f}x"
+        decimals += 1
+    return text
 
 
 def document(

@@ -216,3 +216,35 @@ def test_the_report_fits_an_ordinary_terminal() -> None:
     assert table[at + 1].split()[:3] == ["144", "B", "123k"]
     assert table[at + 2].lstrip().startswith("vs sdk 12.5x · vs sdk-session 12.5x")
     assert table[table.index("[codec: messages per second]") + 3].startswith("short ")
+
+
+@pytest.mark.parametrize(
+    ("ratio", "shown"),
+    [
+        (0.5993, "MISSED (0.599x)"),
+        (0.6004, "met (0.6004x)"),
+        (0.6, "met (0.60x)"),
+        (0.61, "met (0.61x)"),
+        (3.9996, "MISSED (3.9996x)"),
+        (0.57, "MISSED (0.57x)"),
+    ],
+)
+def test_a_target_ratio_is_shown_with_digits_enough_to_tell_it_from_its_bound(
+    ratio: float, shown: str
+) -> None:
+    from bench._report import format_table
+    from bench._results import MCPCORE, Target, WorkloadResult
+
+    bound = 4.0 if ratio > 1 else 0.6
+    row = WorkloadResult(
+        "asgi",
+        "tools/call",
+        548,
+        "round trips/s",
+        {MCPCORE: 1000.0},
+        {MCPCORE: [1000.0]},
+        {f"{MCPCORE}/ceiling": ratio},
+        targets=[Target(f"echo >= {bound}x", f"{MCPCORE}/ceiling", bound)],
+    )
+    table = format_table([row], Settings(repeat=3, target_seconds=0.01))
+    assert f"tools/call: echo >= {bound}x: {shown}" in table
