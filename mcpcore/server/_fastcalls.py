@@ -87,6 +87,11 @@ class FastCall:
 
     __slots__ = ("_kwargs", "_tool", "id", "meta_json", "name")
 
+    @property
+    def definition(self) -> types.Tool:
+        """The tool's published 2026-07-28 definition (what ``tools/list`` gives)."""
+        return self._tool.modern
+
     def __init__(
         self,
         request_id: types.RequestId,

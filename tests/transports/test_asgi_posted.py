@@ -272,3 +272,50 @@ def test_large_requests_are_not_remembered() -> None:
             assert len(running.shortcut._decided) == 1  # (the ordinary client's)
 
     anyio.run(main)
+
+
+def test_a_tool_that_comes_to_mirror_an_argument_is_checked_again() -> None:
+    """Calls remembered as passing; the tool registered again with an ``x-mcp-header``.
+
+    The same request, lacking the ``Mcp-Param-Region`` header the new definition asks
+    for, is refused as the general path refuses it (-32020), not answered in one pass.
+    """
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "regional", "arguments": {"region": "eu"}, "_meta": META},
+        }
+    ).encode()
+    fields: Fields = [
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        (b"mcp-protocol-version", MODERN.encode()),
+        (b"mcp-method", b"tools/call"),
+        (b"mcp-name", b"regional"),
+        (b"host", b"127.0.0.1:8000"),
+    ]
+    plain = {"type": "object", "properties": {"region": {"type": "string"}}}
+
+    async def main() -> None:
+        server = build_server(anyio.sleep)
+
+        def regional(arguments: dict[str, Any]) -> str:
+            return f"region={arguments.get('region')}"
+
+        server.tool("regional", input_schema=plain)(regional)
+        app = AsgiApp(server)
+        async with app.lifespan():
+            for _ in range(2):
+                exchange = await _request("/mcp", fields, body).through(app)
+                assert exchange.status == 200
+            server.tools.remove("regional")
+            header = {"type": "string", "x-mcp-header": "Region"}
+            schema = {"type": "object", "properties": {"region": header}}
+            server.tool("regional", input_schema=schema)(regional)
+            exchange = await _request("/mcp", fields, body).through(app)
+            assert exchange.status == 400
+            assert b"-32020" in _answer(exchange)[2]
+
+    anyio.run(main)

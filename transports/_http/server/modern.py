@@ -230,7 +230,7 @@ class ModernEndpoint:
 
     def _passed_before(self, call: FastCall, request: PostedRequest) -> bool:
         """Whether the checks before the server passed a request like ``call`` before."""
-        if self._header_params(call.name):
+        if self._params_of(call.name, call.definition):
             return False
         key = _key(
             request, _TOOLS_CALL, call.name, uri=UNSET, task_id=UNSET, meta_json=call.meta_json
@@ -272,8 +272,10 @@ class ModernEndpoint:
     def _header_params(self, tool_name: str) -> tuple[HeaderParam, ...]:
         """The ``x-mcp-header`` arguments of a registered tool (cached per definition)."""
         tool = self._server.tools.definition(tool_name, modern=True)
-        if tool is None:
-            return ()
+        return () if tool is None else self._params_of(tool_name, tool)
+
+    def _params_of(self, tool_name: str, tool: types.Tool) -> tuple[HeaderParam, ...]:
+        """`_header_params` of the tool ``tool_name`` whose definition is ``tool``."""
         cached = self._tool_params.get(tool_name)
         if cached is not None and cached[0] is tool:
             return cached[1]
