@@ -37,7 +37,6 @@ __all__ = [
     "path_of",
     "read_body",
     "request_of",
-    "target_of",
 ]
 
 Scope = MutableMapping[str, Any]

@@ -77,7 +77,7 @@ def answer(
     ran: Ran | None = None,
 ) -> Awaitable[bytes | None]:
     """`Server.handle_request`, with a debug line for the request when that level is on."""
-    if _log.isEnabledFor(_DEBUG):
+    if logs_answers():
         return _answer_logged(server, connection, event, outbound, principal=principal, ran=ran)
     return server.handle_request(connection, event, outbound, principal=principal, ran=ran)
 
