@@ -39,6 +39,7 @@ __all__ = [
     "ToolRegistry",
     "bind_arguments",
     "run_at_once",
+    "run_awaited",
     "to_call_result",
 ]
 
@@ -83,6 +84,11 @@ class RegisteredTool:
     #: server can run tasks (`Server` advertises ``capabilities.tasks`` then); None
     #: for a tool that never runs as a task.
     legacy_task: types.Tool | None = None
+
+    @property
+    def awaits(self) -> bool:
+        """Whether calling the handler returns an awaitable (an ``async def`` handler)."""
+        return self.signature is not None and self.signature.is_async
 
 
 class ToolRegistry:
@@ -216,15 +222,17 @@ class ToolRegistry:
         tool = self._tools.get(name)
         return (None, False) if tool is None else (tool.task, tool.gathers_input_first)
 
-    def at_once(self, name: str) -> RegisteredTool | None:
-        """The tool ``name`` if it runs at once: a synchronous handler, no Context, no task.
+    def standalone(self, name: str) -> RegisteredTool | None:
+        """The tool ``name`` if its call needs nothing of the request but its arguments.
 
-        Such a tool's call needs nothing of the request but its arguments (`run_at_once`).
+        That is, it takes no `Context` and never runs as a task: run it with
+        `run_at_once`, or with `run_awaited` when it `~RegisteredTool.awaits`.
         """
         tool = self._tools.get(name)
-        if tool is None or tool.task is not None or not _runs_at_once(tool.signature):
+        if tool is None or tool.task is not None:
             return None
-        return tool
+        signature = tool.signature
+        return tool if signature is None or signature.context_parameter is None else None
 
     async def call(self, context: Context, params: types.CallToolRequestParams) -> Any:
         """Run a tools/call; the result (or an InputRequiredResult to pass through)."""
@@ -237,29 +245,15 @@ class ToolRegistry:
             return _error_result(f"Invalid arguments for tool {params.name}: {problem}")
         wrap = tool.wraps_output and context.era is Era.LEGACY
         signature = tool.signature
-        if signature is None or _runs_at_once(signature):
-            return run_at_once(tool, kwargs, wrap=wrap)
-        if signature.context_parameter is not None:
+        if signature is not None and signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
-        try:
-            value = tool.handler(**kwargs)
-            if signature.is_async:
-                value = await value
-        except ToolError as exc:
-            return _error_result(str(exc))
-        return to_call_result(value, wrap=wrap)
-
-
-def _runs_at_once(signature: HandlerSignature | None) -> bool:
-    """Whether a handler is answered without awaiting: synchronous, no Context.
-
-    (A handler with no signature takes ``arguments`` alone.)
-    """
-    return signature is None or not (signature.is_async or signature.context_parameter)
+        if tool.awaits:
+            return await run_awaited(tool, kwargs, wrap=wrap)
+        return run_at_once(tool, kwargs, wrap=wrap)
 
 
 def run_at_once(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = False) -> Any:
-    """Call a synchronous tool that takes no Context; its result, as `ToolRegistry.call`.
+    """Call a synchronous tool with ``kwargs``; its result (`to_call_result`).
 
     A `ToolError` becomes a result with ``isError``; any other exception propagates
     (the server answers it, `mcpcore.server.Server.handle_request`). ``wrap``: see
@@ -267,6 +261,15 @@ def run_at_once(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = Fa
     """
     try:
         value = tool.handler(**kwargs)
+    except ToolError as exc:
+        return _error_result(str(exc))
+    return to_call_result(value, wrap=wrap)
+
+
+async def run_awaited(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = False) -> Any:
+    """Call an ``async def`` tool with ``kwargs`` and await it; its result, as `run_at_once`."""
+    try:
+        value = await tool.handler(**kwargs)
     except ToolError as exc:
         return _error_result(str(exc))
     return to_call_result(value, wrap=wrap)

@@ -17,11 +17,20 @@ import json
 from typing import Any
 
 import hypothesis.strategies as st
+import pytest
 from hypothesis import HealthCheck, given, settings
 
 from mcpcore import InvalidMessage, RequestReceived, jsonrpc, types
 from mcpcore.http import read_modern_request
-from mcpcore.server import MAX_ENVELOPE_SIZE, FastCalls, McpError, Ran, Server, ToolError
+from mcpcore.server import (
+    MAX_ENVELOPE_SIZE,
+    Context,
+    FastCalls,
+    McpError,
+    Ran,
+    Server,
+    ToolError,
+)
 from mcpcore.types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 
 _META: dict[str, Any] = {PROTOCOL_VERSION_META_KEY: "2026-07-28", CLIENT_CAPABILITIES_META_KEY: {}}
@@ -102,16 +111,50 @@ def _server() -> Server:
         text = types.TextContent(text="x")
         return types.CallToolResult(content=[text], structured_content={"x": _UNENCODABLE})
 
-    @server.tool()
-    async def later() -> str:
-        """Not run at once: awaited."""
-        return "later"
-
+    _add_async_tools(server)
     return server
 
 
-_TOOLS = ["echo", "add", "schema", "boom", "told", "refuses", "asks", "presumes", "odd", "later"]
-_TOOLS += ["none"]
+def _add_async_tools(server: Server) -> None:
+    """The ``async def`` tools (`FastCalls.answer_awaited`), and one taking a Context."""
+
+    @server.tool()
+    async def later(text: str = "later") -> str:
+        """Awaited (`FastCalls.answer_awaited`)."""
+        await asyncio.sleep(0)
+        return text
+
+    @server.tool()
+    async def later_add(a: int, b: int = 2) -> dict[str, int]:
+        """Awaited, structured output."""
+        await asyncio.sleep(0)
+        return {"sum": a + b}
+
+    @server.tool()
+    async def later_boom() -> str:
+        """Awaited, then fails (its message must not leak)."""
+        await asyncio.sleep(0)
+        raise RuntimeError("internal detail")
+
+    @server.tool()
+    async def later_told() -> str:
+        """Awaited, then fails with a message for the client."""
+        await asyncio.sleep(0)
+        raise ToolError("told you later")
+
+    @server.tool()
+    async def later_asks() -> types.InputRequiredResult:
+        """Awaited, then answers with what only some requests may carry."""
+        return types.InputRequiredResult(request_state="s")
+
+    @server.tool()
+    async def with_context(ctx: Context, text: str = "x") -> str:
+        """Takes the request's Context: only the general path runs it."""
+        return f"{text} {ctx.request_id!r}"
+
+
+_TOOLS = ["echo", "add", "schema", "boom", "told", "refuses", "asks", "presumes", "odd"]
+_TOOLS += ["later", "later_add", "later_boom", "later_told", "later_asks", "with_context", "none"]
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
@@ -125,7 +168,13 @@ _ARGUMENTS = st.one_of(
 
 
 #: Each tool's arguments the tool takes.
-_VALID = {"echo": {"text": "hé ✓"}, "add": {"a": 1}, "schema": {"n": 2}}
+_VALID = {
+    "echo": {"text": "hé ✓"},
+    "add": {"a": 1},
+    "schema": {"n": 2},
+    "later": {"text": "hé"},
+    "later_add": {"a": 1},
+}
 #: What a body may change from a valid call, and to what.
 _CHANGES: dict[str, st.SearchStrategy[Any]] = {
     "jsonrpc": st.sampled_from(["1.0", 2]),
@@ -213,7 +262,7 @@ def test_fast_calls_answer_as_the_general_path(bodies: list[bytes]) -> None:
         if call is not None:
             # (it runs the tool: only for a request the general path admits)
             assert isinstance(event, RequestReceived), body
-            ran = fast.answer(call)
+            ran = asyncio.run(fast.answer_awaited(call)) if call.awaits else fast.answer(call)
             answered = _general(fast_server, body, ran)[0] if isinstance(ran, Ran) else ran
             assert answered == expected, body
         meta_json = _meta_json(body)
@@ -234,6 +283,71 @@ def test_fast_calls_take_the_common_call_once_its_envelope_is_known() -> None:
     assert call is not None
     assert fast.answer(call) == expected
     assert b'"text":"hi"' in expected
+
+
+def _known(server: Server, fast: FastCalls, body: bytes) -> bytes | None:
+    """The general path's answer to ``body``, from which ``fast`` learns its envelope."""
+    expected, event = _general(server, body)
+    meta_json = _meta_json(body)
+    assert isinstance(event, RequestReceived)
+    assert meta_json is not None
+    fast.learn(meta_json, event)
+    return expected
+
+
+def _call(name: str, arguments: dict[str, Any], *, request_id: int = 3) -> bytes:
+    params = {"name": name, "arguments": arguments, "_meta": _META}
+    message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+    return json.dumps(message).encode()
+
+
+def test_an_async_tool_is_awaited_in_one_pass() -> None:
+    server = _server()
+    fast = server.fast_calls()
+    expected = _known(server, fast, _call("later", {"text": "soon"}))
+    call = fast.read(_call("later", {"text": "soon"}))
+    assert call is not None
+    assert call.awaits
+    with pytest.raises(ValueError, match="answer_awaited"):
+        fast.answer(call)  # (it would hand back a coroutine never awaited)
+    assert asyncio.run(fast.answer_awaited(call)) == expected
+    assert expected is not None
+    assert b'"text":"soon"' in expected
+
+
+def test_answer_awaited_answers_a_synchronous_tool_as_answer() -> None:
+    server = _server()
+    fast = server.fast_calls()
+    _known(server, fast, _echo())
+    call = fast.read(_echo(text="b"))
+    assert call is not None
+    assert not call.awaits
+    assert asyncio.run(fast.answer_awaited(call)) == fast.answer(call)
+
+
+def test_a_failing_async_tool_is_handed_back_to_the_general_path() -> None:
+    server = _server()
+    fast = server.fast_calls()
+    body = _call("later_boom", {})
+    expected = _known(server, fast, body)
+    call = fast.read(body)
+    assert call is not None
+    ran = asyncio.run(fast.answer_awaited(call))
+    assert isinstance(ran, Ran)
+    assert isinstance(ran.error, RuntimeError)
+    assert _general(server, body, ran)[0] == expected
+    assert expected is not None
+    assert b"internal detail" not in expected
+
+
+def test_a_tool_that_takes_the_context_is_left_to_the_general_path() -> None:
+    server = _server()
+    fast = server.fast_calls()
+    body = _call("with_context", {"text": "y"})
+    expected = _known(server, fast, body)
+    assert expected is not None
+    assert b"y 3" in expected
+    assert fast.read(body) is None
 
 
 def test_the_known_envelopes_are_bounded() -> None:

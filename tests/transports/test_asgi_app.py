@@ -26,7 +26,7 @@ import pytest
 import trio.testing
 
 from mcpcore import Connection
-from mcpcore.server import Server
+from mcpcore.server import FastCall, FastCalls, Server
 from tests.transports.http_raw import modern_body, modern_headers
 from transports import AsgiApp, BearerAuth, HttpLimits, Principal
 from transports._net.partial import PARTIAL_FLOOR
@@ -132,6 +132,11 @@ def call_tool(name: str, **options: Any) -> Exchange:
     """A 2026-07-28 ``tools/call`` of ``name``."""
     body = modern_body("tools/call", {"name": name, "arguments": {}})
     return Exchange(headers=modern_headers("tools/call", name), body=body, **options)
+
+
+def list_tools() -> Exchange:
+    """A 2026-07-28 ``tools/list``."""
+    return Exchange(headers=modern_headers("tools/list"), body=modern_body("tools/list"))
 
 
 def build_server(events: list[str] | None = None, server: Server | None = None) -> Server:
@@ -389,18 +394,53 @@ def test_a_client_leaving_before_its_body_is_whole_gets_nothing(backend: str) ->
 # ------------------------------------------------------------------ long requests
 
 
+#: How many calls like it came before the one a test watches: none (the general path
+#: answers it), or one (`FastCalls` awaits the tool in one pass, its envelope known).
+EARLIER = pytest.mark.parametrize("earlier", [0, 1], ids=["first", "known"])
+
+
+class OnePass:
+    """Counts the calls `FastCalls` answered in one pass, awaiting the tool."""
+
+    def __init__(self, patch: pytest.MonkeyPatch) -> None:
+        self.count = 0
+        answer_awaited = FastCalls.answer_awaited
+
+        async def counted(fast: FastCalls, call: FastCall) -> Any:
+            self.count += 1
+            return await answer_awaited(fast, call)
+
+        patch.setattr(FastCalls, "answer_awaited", counted)
+
+
+async def hung_up_calls(app: AsgiApp, name: str, count: int) -> None:
+    """``count`` calls of the long tool ``name``, each hung up on once it runs."""
+    for _ in range(count):
+        async with anyio.create_task_group() as group:
+            exchange = call_tool(name)
+            group.start_soon(exchange.through, app)
+            await anyio.sleep(0.2)
+            exchange.hung_up.set()
+
+
+@EARLIER
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_hanging_up_cancels_a_long_request(backend: str) -> None:
+def test_hanging_up_cancels_a_long_request(
+    backend: str, earlier: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def test() -> None:
         events: list[str] = []
         app = AsgiApp(build_server(events))
+        one_pass = OnePass(monkeypatch)
         async with app.lifespan(), anyio.create_task_group() as group:
+            await hung_up_calls(app, "slow", earlier)
             exchange = call_tool("slow")
             group.start_soon(exchange.through, app)
             await anyio.sleep(0.2)  # past the watch delay: the request is a long one
             exchange.hung_up.set()
         # "Closing the response stream IS the cancellation" (2026-07-28).
-        assert events == ["cancelled"]
+        assert events == ["cancelled"] * (earlier + 1)
+        assert one_pass.count == earlier
 
     run(backend, test)
 
@@ -425,10 +465,15 @@ def test_a_request_whose_body_came_late_is_still_watched_once_it_runs() -> None:
     run("trio", test, autojump=True)
 
 
-def test_a_quiet_long_request_becomes_a_stream_with_keepalive_comments() -> None:
+@EARLIER
+def test_a_quiet_long_request_becomes_a_stream_with_keepalive_comments(
+    earlier: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async def test() -> None:
         app = AsgiApp(build_server(), limits=HttpLimits(sse_keepalive_interval=15))
+        one_pass = OnePass(monkeypatch)
         async with app.lifespan(), anyio.create_task_group() as group:
+            await hung_up_calls(app, "slow", earlier)
             exchange = call_tool("slow")
             group.start_soon(exchange.through, app)
             await anyio.sleep(40)
@@ -436,6 +481,7 @@ def test_a_quiet_long_request_becomes_a_stream_with_keepalive_comments() -> None
             assert exchange.headers[b"content-type"] == b"text/event-stream"
             assert exchange.body.count(b": keep-alive") == 2  # at 15 s and 30 s
             assert not exchange.complete
+            assert one_pass.count == earlier
             exchange.hung_up.set()
 
     run("trio", test, autojump=True)
@@ -465,7 +511,7 @@ if sys.argv[3] == "absent":
     sys.modules["wsproto"] = None
 import asyncio, json
 from mcpcore import Connection
-from mcpcore.server import Server
+from mcpcore.server import FastCall, FastCalls, Server
 from transports import AsgiApp
 
 server = Server("probe", "1.0")
@@ -533,8 +579,8 @@ def test_answered_requests_reuse_connections_and_cancelled_ones_drop_theirs(back
         server = CountingServer("asgi-test", "1.0")
         app = AsgiApp(build_server(events, server))
         async with app.lifespan():
-            for _ in range(5):
-                assert (await call_tool("quick").through(app)).status == 200
+            for _ in range(5):  # (the general path: a tools/call would be answered in one pass)
+                assert (await list_tools().through(app)).status == 200
             assert (server.built, server.detached) == (1, 0)  # one, reused
             async with anyio.create_task_group() as group:
                 hung_up = call_tool("slow")
@@ -542,7 +588,7 @@ def test_answered_requests_reuse_connections_and_cancelled_ones_drop_theirs(back
                 await anyio.sleep(0.2)
                 hung_up.hung_up.set()
             assert (server.built, server.detached) == (1, 1)  # the cancelled one's dropped
-            assert (await call_tool("quick").through(app)).status == 200
+            assert (await list_tools().through(app)).status == 200
             assert (server.built, server.detached) == (2, 1)
         assert events == ["cancelled"]
 

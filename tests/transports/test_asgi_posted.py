@@ -29,7 +29,10 @@ from transports._http.server import modern
 
 Fields = list[tuple[bytes, bytes]]
 
-_TOOLS = ["test_simple_text", "test_x_mcp_header", "no_such_tool", "test_error_handling"]
+#: The tools a passing request may call: synchronous, mirroring an argument into a
+#: header, and ``async def`` (`FastCalls.answer_awaited`).
+_PASSING = ["test_simple_text", "test_x_mcp_header", "test_trigger_tool_change"]
+_TOOLS = [*_PASSING, "no_such_tool", "test_error_handling"]
 _METHODS = ["tools/call", "tools/list", "ping", "initialize", "prompts/get", "resources/read"]
 _METAS: list[Any] = [
     META,
@@ -104,7 +107,7 @@ def _built(choice: dict[str, Any]) -> tuple[str, Fields, bytes]:
 def _sequence(draw: st.DrawFn) -> list[tuple[str, Fields, bytes]]:
     """A passing request, then requests that each differ from it in a part or two."""
     base = {part: values[0] for part, values in _PARTS.items()}
-    base["name"] = draw(st.sampled_from(_TOOLS[:2]))
+    base["name"] = draw(st.sampled_from(_PASSING))
     exchanges = [_built(base)]
     for _ in range(draw(st.integers(1, 5))):
         choice = dict(base)
@@ -156,7 +159,7 @@ async def _both(exchanges: list[tuple[str, Fields, bytes]], replies: ReplyMode =
 
 
 _SINGLE_CHANGES = [
-    (tool, part, value) for tool in _TOOLS[:2] for part in _PARTS for value in _PARTS[part][1:]
+    (tool, part, value) for tool in _PASSING for part in _PARTS for value in _PARTS[part][1:]
 ]
 
 

@@ -26,6 +26,7 @@ from mcpcore.client import ClientCallbacks, ConnectMode
 from mcpcore.server import Server
 from mcpcore.types import ElicitRequestFormParams, ElicitRequestURLParams, ElicitResult
 from mcpcore.versions import Era
+from tests.transports.test_asgi_app import OnePass
 from tests.transports.trio_helpers import PYTHON, REPOSITORY, trio_test
 from transports import ConnectionClosedError, HttpClient, open_http_client, serve_http
 
@@ -174,16 +175,28 @@ async def test_a_hundred_concurrent_calls(mode: ConnectMode, era: Era) -> None:
         assert answers == ["This is a simple text response for testing."] * 100
 
 
-def waiting_server() -> tuple[Server, trio.Event, trio.Event]:
-    """A server whose tool ``wait`` waits for ever; events: it started, it was cancelled."""
+class Waiting:
+    """The ``wait`` tool's events: it started, it was cancelled (`renew`: the next call's)."""
+
+    def __init__(self) -> None:
+        self.started = trio.Event()
+        self.cancelled = trio.Event()
+
+    def renew(self) -> None:
+        """Fresh events, for the next call."""
+        self.started, self.cancelled = trio.Event(), trio.Event()
+
+
+def waiting_server() -> tuple[Server, Waiting]:
+    """A server whose tool ``wait`` waits for ever, and its events."""
     server = Server("waiting", "1.0")
-    started = trio.Event()
-    cancelled = trio.Event()
+    waiting = Waiting()
 
     @server.tool()
     async def wait() -> str:
         """Waits until cancelled."""
-        started.set()
+        cancelled = waiting.cancelled
+        waiting.started.set()
         try:
             await trio.sleep_forever()
         finally:
@@ -195,29 +208,36 @@ def waiting_server() -> tuple[Server, trio.Event, trio.Event]:
         """Answers at once."""
         return "pong"
 
-    return server, started, cancelled
+    return server, waiting
 
 
 @pytest.mark.parametrize(("mode", "era"), MODES)
 @trio_test
-async def test_a_timeout_cancels_the_call_on_the_server(mode: ConnectMode, era: Era) -> None:
-    server, started, cancelled = waiting_server()
+async def test_a_timeout_cancels_the_call_on_the_server(
+    mode: ConnectMode, era: Era, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Twice: in 2026-07-28 the second call, its envelope known, is awaited in one pass."""
+    server, waiting = waiting_server()
+    one_pass = OnePass(monkeypatch)
     async with (
         serving(server) as (url, _),
         open_http_client(url, mode=mode, timeout=TIMEOUT) as client,
     ):
-        with pytest.raises(TimeoutError):
-            await client.call_tool("wait", timeout=0.5)
-        assert started.is_set()
-        # Legacy: notifications/cancelled; 2026-07-28: the closed answer stream.
-        await cancelled.wait()
+        for _ in range(2):
+            with pytest.raises(TimeoutError):
+                await client.call_tool("wait", timeout=0.5)
+            assert waiting.started.is_set()
+            # Legacy: notifications/cancelled; 2026-07-28: the closed answer stream.
+            await waiting.cancelled.wait()
+            waiting.renew()
         assert text_of(await client.call_tool("ping")) == "pong"
+    assert one_pass.count == (1 if era is Era.MODERN else 0)
 
 
 @pytest.mark.parametrize(("mode", "era"), MODES)
 @trio_test
 async def test_a_server_that_stops_fails_the_pending_calls(mode: ConnectMode, era: Era) -> None:
-    server, started, _ = waiting_server()
+    server, waiting = waiting_server()
     failures: list[BaseException] = []
     async with (
         serving(server) as (url, serve_scope),
@@ -233,7 +253,7 @@ async def test_a_server_that_stops_fails_the_pending_calls(mode: ConnectMode, er
         async with trio.open_nursery() as nursery:
             for _ in range(3):
                 nursery.start_soon(call)
-            await started.wait()
+            await waiting.started.wait()
             serve_scope.cancel()  # the server goes away, connections and all
     assert len(failures) == 3
 

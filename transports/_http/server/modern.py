@@ -21,8 +21,8 @@ task that runs it.
 Two memos spare a client's every request what its first one settled, and answer exactly
 as without them (``tests/transports/test_asgi_posted.py``): the checks before the server
 are skipped for a request whose every part they read passed them before
-(`MAX_REMEMBERED_REQUESTS`), and a ``tools/call`` of a tool that runs at once is answered
-in one pass once the general path admitted its ``_meta`` envelope
+(`MAX_REMEMBERED_REQUESTS`), and a ``tools/call`` of a tool that takes no `Context` is
+answered in one pass once the general path admitted its ``_meta`` envelope
 (`mcpcore.server.FastCalls`; a tool's unusual outcome is answered by the general path).
 
 Requests from one TCP connection share one `mcpcore.Connection`: HTTP/1.1 serves them
@@ -127,17 +127,23 @@ class ModernEndpoint:
             await reply.refuse(415, "Unsupported Media Type: the body must be application/json")
             return
         ran: Ran | None = None
-        if self.fast is not None and not logs_answers():
-            done = self._at_once(self.fast, request)
-            if type(done) is bytes:
+        fast = self.fast
+        call = None if fast is None or logs_answers() else self._fast_call(fast, request)
+        if call is not None and fast is not None:
+            if call.awaits:
+                reply.may_stream = True  # (a long tool gets the keep-alive, as in _serve)
+                done = await fast.answer_awaited(call)
+            else:
+                done = fast.answer(call)
+            if not isinstance(done, Ran):
                 await reply.answer(done, status=200, stream=self._stream_all)
                 return
-            if isinstance(done, Ran):
-                ran = done  # (the general path answers what the tool did)
+            ran = done  # (the general path answers what the tool did)
         body = request.body
         peeked = read_modern_request(body)
         connection = self._connection_of(http)
-        if peeked is not None and peeked.id is not None:
+        # (A request whose tool ran passed the checks: what it did is answered as it is.)
+        if peeked is not None and peeked.id is not None and ran is None:
             rejection = self._rejection(peeked, peeked.id, request, connection)
             if rejection is not None:
                 body = rejection.body()
@@ -175,16 +181,15 @@ class ModernEndpoint:
         # "Notification POST accepted → 202 with no body."
         await reply.respond(202)
 
-    def _at_once(self, fast: FastCalls, request: PostedRequest) -> bytes | Ran | None:
-        """A ``tools/call``'s answer in one pass, if `FastCalls` can give it (status 200).
+    def _fast_call(self, fast: FastCalls, request: PostedRequest) -> FastCall | None:
+        """The ``tools/call`` `FastCalls` answers in one pass, if the checks passed it before.
 
-        None when it can't (nothing ran); a `Ran` when the tool ran but the general
-        path must answer.
+        None: the general path answers the request (nothing ran).
         """
         call = fast.read(request.body)
         if call is None or not self._passed_before(call, request):
             return None
-        return fast.answer(call)
+        return call
 
     def _rejection(
         self,
