@@ -19,10 +19,10 @@ it, request by request, against the general path).
 It declines (None), before running anything, whatever it is not sure of: an envelope it
 has not seen admitted, a body with anything besides ``jsonrpc``, ``id``, ``method`` and
 ``params`` (``name``, ``arguments``, ``_meta``), a tool that takes a `Context` or may
-run as a task, arguments the tool refuses (the general path words that answer). What it learns only
-once the tool ran, an exception or a result other than a plain `CallToolResult`, or one
-JSON can't hold, it hands back as `Ran`, for `Server.handle_request` to answer as it
-answers any handler's outcome.
+run as a task, arguments the tool refuses (the general path words that answer). What
+it learns only once the tool ran, an exception or a result other than a plain
+`CallToolResult`, or one JSON can't hold, it hands back as `Ran`, for
+`Server.handle_request` to answer as it answers any handler's outcome.
 
 A synchronous tool is answered by `FastCalls.answer`, without a coroutine; an
 ``async def`` one by `FastCalls.answer_awaited`, which awaits it in the caller's task
