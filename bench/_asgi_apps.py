@@ -35,6 +35,11 @@ Seven factories, one per server and era, every one serving ``get_weather`` (the 
   "result":<mcpcore's result in that era>}`` (`bench.stdio.exchanged_lines`: the same
   shape and size as mcpcore's answer), ``Content-Type: application/json``.
 
+With ``BENCH_ASGI_TOOL=async`` in its environment (`TOOL_VARIABLE`), ``get_weather`` is an
+``async def`` in mcpcore's app, the SDK's and the core floor (the same body; the SDK runs a
+plain ``def`` tool on a worker thread, an ``async def`` one in its event loop); the minimal
+app and the echo have no tool to change.
+
 With ``BENCH_ASGI_PROFILE=FILE`` in its environment, a factory turns cProfile on in the
 server process (uvicorn runs the app in its main thread) and writes the stats to FILE
 when the server shuts down (SIGTERM or SIGINT: the lifespan's ``lifespan.shutdown``).
@@ -57,6 +62,7 @@ __all__ = [
     "INITIALIZED",
     "PROFILE_VARIABLE",
     "REQUEST_HEADERS",
+    "TOOL_VARIABLE",
     "core_modern",
     "echo_legacy",
     "echo_modern",
@@ -65,6 +71,7 @@ __all__ = [
     "minimal_modern",
     "sdk_legacy",
     "sdk_modern",
+    "tool_kind",
 ]
 
 #: Each era's request headers (besides Content-Type and Accept): what mcpcore's client
@@ -95,6 +102,11 @@ INITIALIZED: Final = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
 #: The environment variable that turns cProfile on in a server process (its value: the
 #: file the stats go to).
 PROFILE_VARIABLE: Final = "BENCH_ASGI_PROFILE"
+
+#: The environment variable that makes the tool an ``async def`` (``"async"``; the
+#: default, ``"def"``, a plain function).
+TOOL_VARIABLE: Final = "BENCH_ASGI_TOOL"
+_TOOL_KINDS: Final = ("def", "async")
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -131,6 +143,18 @@ def _profiled(app: Any) -> Any:
     return profiled
 
 
+def tool_kind() -> str:
+    """``"def"`` or ``"async"``: how the tool is written (`TOOL_VARIABLE`).
+
+    Raises:
+        ValueError: The variable holds something else.
+    """
+    kind = os.environ.get(TOOL_VARIABLE, "def").strip() or "def"
+    if kind not in _TOOL_KINDS:
+        raise ValueError(f"{TOOL_VARIABLE}={kind!r}: expected 'def' or 'async'")
+    return kind
+
+
 # ------------------------------------------------------------------- mcpcore
 
 
@@ -138,7 +162,8 @@ def _mcpcore(replies: str) -> Any:
     from bench.dispatch import build_server
     from transports import AsgiApp
 
-    return _profiled(AsgiApp(build_server(), replies="json" if replies == "json" else "auto"))
+    server = build_server(awaited=tool_kind() == "async")
+    return _profiled(AsgiApp(server, replies="json" if replies == "json" else "auto"))
 
 
 def mcpcore_modern() -> Any:
@@ -158,7 +183,7 @@ def _sdk(*, stateless: bool) -> Any:
     from bench.dispatch import weather
     from bench.sdk_dispatch import high_level_server
 
-    server = high_level_server(weather)
+    server = high_level_server(weather, awaited=tool_kind() == "async")
     return _profiled(server.streamable_http_app(json_response=True, stateless_http=stateless))
 
 
@@ -200,7 +225,7 @@ def core_modern() -> Any:
     from mcpcore.versions import LATEST_MODERN_VERSION
     from transports._runtime.primitives import Interruptible
 
-    server = build_server()
+    server = build_server(awaited=tool_kind() == "async")
     fast = server.fast_calls()
     idle: list[Any] = []
     supported = (LATEST_MODERN_VERSION,)
@@ -225,7 +250,7 @@ def core_modern() -> Any:
         answer = None
         with Interruptible():  # (as mcpcore's: a request the client can cancel)
             if call is not None:
-                answered = fast.answer(call)
+                answered = await fast.answer_awaited(call) if call.awaits else fast.answer(call)
                 assert isinstance(answered, bytes)
                 answer = answered
             else:

@@ -36,6 +36,11 @@ per run from Python, then every request carries its ``Mcp-Session-Id``), JSON re
 both (mcpcore's app with ``replies="json"`` in 2025-11-25, whose default answers with
 event streams; 2026-07-28 answers with a JSON body by default).
 
+The tool is a plain ``def``; with ``BENCH_ASGI_TOOL=async`` it is an ``async def`` in
+mcpcore's app, the SDK's and the core floor (`bench._asgi_apps.TOOL_VARIABLE`: the SDK
+runs a plain ``def`` tool on a worker thread, an ``async def`` one in its event loop), and
+the rows' names say so.
+
 On a machine of 2 or more CPUs each server runs pinned to CPU 0 and the load generator
 to the others (``taskset``), so that they do not take each other's core;
 ``BENCH_ASGI_PIN=0`` leaves the scheduler to place them.
@@ -59,7 +64,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from bench._asgi_apps import REQUEST_HEADERS
+from bench._asgi_apps import REQUEST_HEADERS, TOOL_VARIABLE, tool_kind
 from bench._asgi_load import LoadGenerator, LoadRequest, LoadResult, PythonLoad, WrkLoad
 from bench._layer import Context, Layer
 from bench._listening import wait_listening
@@ -113,11 +118,15 @@ NEAR_ECHO: Final = Target("echo >= 0.6x", "mcpcore/ceiling", 0.6)
 _CEILING_SESSION: Final = "0" * 32
 
 
-def workload_name(connections: int, era: str) -> str:
-    """The row's name: ``tools/call over ASGI on uvicorn, JSON replies, 8 connections, …``."""
+def workload_name(connections: int, era: str, tool: str = "def") -> str:
+    """The row's name: ``tools/call over ASGI on uvicorn, JSON replies, 8 connections, …``.
+
+    ``tool``: ``"async"`` for an ``async def`` tool (`bench._asgi_apps.tool_kind`).
+    """
     plural = "connection" if connections == 1 else "connections"
+    kind = ", async def tool" if tool == "async" else ""
     return (
-        f"tools/call over ASGI on uvicorn, JSON replies, {connections} {plural}, "
+        f"tools/call over ASGI on uvicorn, JSON replies{kind}, {connections} {plural}, "
         f"{era} ({ERAS[era]})"
     )
 
@@ -142,6 +151,7 @@ class _Setup:
     uvicorn_options: tuple[str, ...]
     notes: tuple[str, ...]
     seconds: int
+    tool: str = "def"
 
 
 def _cpus() -> tuple[str | None, str | None]:
@@ -169,6 +179,10 @@ def _uvicorn_options() -> tuple[tuple[str, ...], str]:
 
 
 def _setup(context: Context) -> _Setup:
+    try:
+        tool = tool_kind()
+    except ValueError as exc:
+        raise BenchmarkError(str(exc)) from None
     server_cpus, load_cpus = _cpus()
     use_wrk = shutil.which("wrk") is not None and os.environ.get(LOAD_VARIABLE) != "python"
     load: LoadGenerator = WrkLoad(load_cpus) if use_wrk else PythonLoad(load_cpus)
@@ -183,8 +197,9 @@ def _setup(context: Context) -> _Setup:
         f"load: {load.description}; each connection POSTs back to back for {seconds} s per "
         f"run, {context.settings.repeat} runs per server, the servers interleaved",
         f"servers: uvicorn --workers 1 --log-level warning, {stack}, one process each; {pinning}",
+        f"the tool: {_TOOL_NOTES[tool]}",
     )
-    return _Setup(load, server_cpus, options, notes, seconds)
+    return _Setup(load, server_cpus, options, notes, seconds, tool)
 
 
 # ------------------------------------------------------------ server processes
@@ -344,6 +359,7 @@ def _row(
         "seconds_per_run": setup.seconds,
         "load": "wrk" if isinstance(setup.load, WrkLoad) else "python",
         "pinned": int(setup.server_cpus is not None),
+        "tool": setup.tool,
     }
     for column, results in runs.items():
         parameters[f"{column}_p50_ms"] = _median(r.p50_ms for r in results)
@@ -352,7 +368,7 @@ def _row(
         parameters[f"{column}_errors"] = sum(r.errors for r in results)
     return WorkloadResult(
         layer=LAYER.name,
-        name=workload_name(connections, era),
+        name=workload_name(connections, era, setup.tool),
         size_bytes=len(request) + len(result),
         unit="round trips/s",
         values=values,
@@ -378,6 +394,12 @@ def _ratio(
     return _median(mine.rate / theirs.rate for mine, theirs in pairs)
 
 
+_TOOL_NOTES: Final = {
+    "def": "get_weather, a plain def (the SDK runs it on a worker thread; "
+    f"{TOOL_VARIABLE}=async: an async def)",
+    "async": f"get_weather, an async def ({TOOL_VARIABLE}=async) in mcpcore's, the SDK's "
+    "and the core floor's servers",
+}
 _SERVER_NOTES: Final = {
     "modern": "mcpcore: AsgiApp(server) (default replies: a 2026-07-28 answer is a JSON "
     "body); sdk: MCPServer.streamable_http_app(json_response=True, stateless_http=True), "

@@ -11,6 +11,7 @@ of uvicorn.
 
     python -m bench.asgi_profile                  # µs per request, both eras
     python -m bench.asgi_profile --profile modern # and where mcpcore's time goes (cProfile)
+    BENCH_ASGI_TOOL=async python -m bench.asgi_profile  # the tool an async def
 
 ``--profile ERA`` runs mcpcore's app under cProfile for that era, ``--runs`` times, and
 prints per request the functions with the most time of their own, then those of
@@ -274,7 +275,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--profile", choices=sorted(ERAS), help="cProfile mcpcore's app")
     arguments = parser.parse_args(argv)
-    print("µs per request, the app alone (no server, no socket), one request at a time:")
+    try:
+        tool = "an async def" if _asgi_apps.tool_kind() == "async" else "a plain def"
+    except ValueError as exc:
+        parser.error(str(exc))
+    print(
+        "µs per request, the app alone (no server, no socket), one request at a time; "
+        f"the tool {tool} ({_asgi_apps.TOOL_VARIABLE}):"
+    )
     for era in ("modern", "legacy"):
         costs = per_request(era, arguments.requests, arguments.runs)
         cells = ", ".join(f"{column} {cost:.1f}" for column, cost in costs.items())

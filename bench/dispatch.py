@@ -59,9 +59,17 @@ def weather(location: str, units: str) -> str:
     return f"Current weather in {location}: 22 degrees {'C' if units == 'metric' else 'F'}"
 
 
-def build_server() -> Server:
-    """The mcpcore server with the one tool."""
+def build_server(*, awaited: bool = False) -> Server:
+    """The mcpcore server with the one tool (``awaited``: as an ``async def``)."""
     server = Server("mcpcore-bench", "1.0", secret=_KEY, clock=lambda: 0.0)
+    if awaited:
+
+        async def get_weather_async(location: str, units: str = "metric") -> str:
+            """The weather at a location."""
+            return weather(location, units)
+
+        server.tool(name="get_weather")(get_weather_async)
+        return server
 
     @server.tool()
     def get_weather(location: str, units: str = "metric") -> str:

@@ -36,17 +36,21 @@ __all__ = ["MODES", "call_tool", "high_level_server", "low_level_server", "open_
 MODES = {"legacy": "legacy", "modern": "2026-07-28"}
 
 
-def high_level_server(weather: Callable[[str, str], str]) -> MCPServer:
-    """An ``MCPServer`` with the tool (the decorator API)."""
+def high_level_server(weather: Callable[[str, str], str], *, awaited: bool = False) -> MCPServer:
+    """An ``MCPServer`` with the tool (the decorator API; ``awaited``: an ``async def``)."""
     server = MCPServer("sdk-bench")
 
     def get_weather(location: str, units: str = "metric") -> str:
         """The weather at a location."""
         return weather(location, units)
 
+    async def get_weather_async(location: str, units: str = "metric") -> str:
+        """The weather at a location."""
+        return weather(location, units)
+
     # (Registered by a call rather than as a decorator, so that mypy accepts it whether
     # or not the SDK's types are installed.)
-    server.tool()(get_weather)
+    server.tool(name="get_weather")(get_weather_async if awaited else get_weather)
     return server
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import asgi
+from bench import _asgi_apps, asgi, asgi_profile
 from bench._asgi_load import LoadRequest, PythonLoad, WrkLoad, parse_wrk
 from bench._layer import Context
 from bench._optional import Availability
@@ -137,3 +137,26 @@ def test_the_connection_counts_follow_quick_and_the_environment(
     assert asgi.connection_counts(context(quick=True)) == (8,)
     monkeypatch.setenv(asgi.CONNECTIONS_VARIABLE, "64,256")
     assert asgi.connection_counts(context(quick=True)) == (64, 256)
+
+
+def test_the_tool_kind_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(_asgi_apps.TOOL_VARIABLE, raising=False)
+    assert _asgi_apps.tool_kind() == "def"
+    assert _asgi_apps.mcpcore_modern().server.tools.standalone("get_weather").awaits is False
+    monkeypatch.setenv(_asgi_apps.TOOL_VARIABLE, "async")
+    assert _asgi_apps.tool_kind() == "async"
+    assert _asgi_apps.mcpcore_modern().server.tools.standalone("get_weather").awaits is True
+    assert "async def tool" in asgi.workload_name(8, "modern", "async")
+    assert "async" not in asgi.workload_name(8, "modern")
+    monkeypatch.setenv(_asgi_apps.TOOL_VARIABLE, "sync")
+    with pytest.raises(ValueError, match="BENCH_ASGI_TOOL='sync'"):
+        _asgi_apps.tool_kind()
+
+
+def test_every_app_answers_the_call_of_an_async_tool(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In process (`bench.asgi_profile`, which checks each app's answer before timing it)."""
+    monkeypatch.setenv(_asgi_apps.TOOL_VARIABLE, "async")
+    costs = asgi_profile.per_request("modern", requests=5, runs=1)
+    expected = {"mcpcore", "core", "minimal", "ceiling", *(["sdk"] if SDK_INSTALLED else [])}
+    assert set(costs) == expected
+    assert all(cost > 0 for cost in costs.values())
