@@ -49,7 +49,7 @@ from mcpcore.server._tools import (
     ToolRegistry,
     bind_arguments,
     run_at_once,
-    run_awaited,
+    run_tool,
 )
 from mcpcore.types import SERVER_INFO_META_KEY
 from mcpcore.versions import Era, era_of
@@ -218,10 +218,7 @@ class FastCalls:
     async def answer_awaited(self, call: FastCall) -> bytes | Ran:
         """`answer`, for any tool: an ``async def`` one is awaited in the caller's task."""
         try:
-            if call.awaits:
-                result = await run_awaited(call._tool, call._kwargs)
-            else:
-                result = run_at_once(call._tool, call._kwargs)
+            result = await run_tool(call._tool, call._kwargs)
         except Exception as exc:  # (as in answer; a cancellation is no Exception)
             return Ran(error=exc)
         return self._response(call, result)

@@ -39,7 +39,7 @@ __all__ = [
     "ToolRegistry",
     "bind_arguments",
     "run_at_once",
-    "run_awaited",
+    "run_tool",
     "to_call_result",
 ]
 
@@ -225,8 +225,8 @@ class ToolRegistry:
     def standalone(self, name: str) -> RegisteredTool | None:
         """The tool ``name`` if its call needs nothing of the request but its arguments.
 
-        That is, it takes no `Context` and never runs as a task: run it with
-        `run_at_once`, or with `run_awaited` when it `~RegisteredTool.awaits`.
+        That is, it takes no `Context` and never runs as a task: run it with `run_tool`
+        (or `run_at_once`, without a coroutine, unless it `~RegisteredTool.awaits`).
         """
         tool = self._tools.get(name)
         if tool is None or tool.task is not None:
@@ -247,9 +247,7 @@ class ToolRegistry:
         signature = tool.signature
         if signature is not None and signature.context_parameter is not None:
             kwargs[signature.context_parameter] = context
-        if tool.awaits:
-            return await run_awaited(tool, kwargs, wrap=wrap)
-        return run_at_once(tool, kwargs, wrap=wrap)
+        return await run_tool(tool, kwargs, wrap=wrap)
 
 
 def run_at_once(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = False) -> Any:
@@ -266,8 +264,10 @@ def run_at_once(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = Fa
     return to_call_result(value, wrap=wrap)
 
 
-async def run_awaited(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = False) -> Any:
-    """Call an ``async def`` tool with ``kwargs`` and await it; its result, as `run_at_once`."""
+async def run_tool(tool: RegisteredTool, kwargs: dict[str, Any], *, wrap: bool = False) -> Any:
+    """Call any tool with ``kwargs`` (awaited if it `~RegisteredTool.awaits`); as `run_at_once`."""
+    if not tool.awaits:
+        return run_at_once(tool, kwargs, wrap=wrap)
     try:
         value = await tool.handler(**kwargs)
     except ToolError as exc:
