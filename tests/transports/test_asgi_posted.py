@@ -181,24 +181,26 @@ def test_the_short_way_answers_as_the_router(
     anyio.run(_both, exchanges, replies)
 
 
-def test_the_short_way_is_taken_and_remembers() -> None:
-    """A valid call goes the short way, and its checks are remembered once passed."""
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "test_simple_text", "_meta": META},
-        }
-    ).encode()
+def _tool_call(name: str, arguments: dict[str, Any] | None = None) -> tuple[bytes, Fields]:
+    """A valid 2026-07-28 ``tools/call`` of ``name``: its body and header fields."""
+    params: dict[str, Any] = {"name": name, "_meta": META}
+    if arguments is not None:
+        params["arguments"] = arguments
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
     fields: Fields = [
         (b"content-type", b"application/json"),
         (b"accept", b"application/json, text/event-stream"),
         (b"mcp-protocol-version", MODERN.encode()),
         (b"mcp-method", b"tools/call"),
-        (b"mcp-name", b"test_simple_text"),
+        (b"mcp-name", name.encode()),
         (b"host", b"127.0.0.1:8000"),
     ]
+    return json.dumps(message).encode(), fields
+
+
+def test_the_short_way_is_taken_and_remembers() -> None:
+    """A valid call goes the short way, and its checks are remembered once passed."""
+    body, fields = _tool_call("test_simple_text")
 
     async def main() -> None:
         app = AsgiApp(build_server(anyio.sleep))
@@ -283,22 +285,7 @@ def test_a_tool_that_comes_to_mirror_an_argument_is_checked_again() -> None:
     The same request, lacking the ``Mcp-Param-Region`` header the new definition asks
     for, is refused as the general path refuses it (-32020), not answered in one pass.
     """
-    body = json.dumps(
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": "regional", "arguments": {"region": "eu"}, "_meta": META},
-        }
-    ).encode()
-    fields: Fields = [
-        (b"content-type", b"application/json"),
-        (b"accept", b"application/json, text/event-stream"),
-        (b"mcp-protocol-version", MODERN.encode()),
-        (b"mcp-method", b"tools/call"),
-        (b"mcp-name", b"regional"),
-        (b"host", b"127.0.0.1:8000"),
-    ]
+    body, fields = _tool_call("regional", {"region": "eu"})
     plain = {"type": "object", "properties": {"region": {"type": "string"}}}
 
     async def main() -> None:
