@@ -155,6 +155,10 @@ def tool_kind() -> str:
     return kind
 
 
+def _async_tool() -> bool:
+    return tool_kind() == "async"
+
+
 # ------------------------------------------------------------------- mcpcore
 
 
@@ -162,7 +166,7 @@ def _mcpcore(replies: str) -> Any:
     from bench.dispatch import build_server
     from transports import AsgiApp
 
-    server = build_server(awaited=tool_kind() == "async")
+    server = build_server(awaited=_async_tool())
     return _profiled(AsgiApp(server, replies="json" if replies == "json" else "auto"))
 
 
@@ -183,7 +187,7 @@ def _sdk(*, stateless: bool) -> Any:
     from bench.dispatch import weather
     from bench.sdk_dispatch import high_level_server
 
-    server = high_level_server(weather, awaited=tool_kind() == "async")
+    server = high_level_server(weather, awaited=_async_tool())
     return _profiled(server.streamable_http_app(json_response=True, stateless_http=stateless))
 
 
@@ -225,7 +229,7 @@ def core_modern() -> Any:
     from mcpcore.versions import LATEST_MODERN_VERSION
     from transports._runtime.primitives import Interruptible
 
-    server = build_server(awaited=tool_kind() == "async")
+    server = build_server(awaited=_async_tool())
     fast = server.fast_calls()
     idle: list[Any] = []
     supported = (LATEST_MODERN_VERSION,)

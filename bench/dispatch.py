@@ -62,20 +62,16 @@ def weather(location: str, units: str) -> str:
 def build_server(*, awaited: bool = False) -> Server:
     """The mcpcore server with the one tool (``awaited``: as an ``async def``)."""
     server = Server("mcpcore-bench", "1.0", secret=_KEY, clock=lambda: 0.0)
-    if awaited:
 
-        async def get_weather_async(location: str, units: str = "metric") -> str:
-            """The weather at a location."""
-            return weather(location, units)
-
-        server.tool(name="get_weather")(get_weather_async)
-        return server
-
-    @server.tool()
     def get_weather(location: str, units: str = "metric") -> str:
         """The weather at a location."""
         return weather(location, units)
 
+    async def get_weather_async(location: str, units: str = "metric") -> str:
+        """The weather at a location."""
+        return weather(location, units)
+
+    server.tool(name="get_weather")(get_weather_async if awaited else get_weather)
     return server
 
 
