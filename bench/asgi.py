@@ -338,7 +338,19 @@ def _row(
     ratios: dict[str, float | None] = {}
     for column in values:
         if column != MCPCORE:
-            ratios[f"{MCPCORE}/{column}"] = _ratio(runs, values, column)
+            ratios[f"{MCPCORE}/{column}"] = _ratio(runs, values, MCPCORE, column)
+    # (How far the bare echo itself outruns the SDK: what a ratio to the SDK can reach.)
+    headroom = _ratio(runs, values, "ceiling", "sdk")
+    if headroom is not None:
+        asks = (
+            f"; the {BEATS_SDK.label} target asks mcpcore for "
+            f"{BEATS_SDK.threshold / headroom:.0%} of the ceiling's rate"
+            if era == "modern"
+            else ""
+        )
+        notes.append(
+            f"ceiling/sdk {headroom:.2f}x: no app on this server beats the SDK by more{asks}"
+        )
     latency = ", ".join(
         f"{column} {_median(r.p50_ms for r in results):.2f}/"
         f"{_median(r.p99_ms for r in results):.2f}, {max(r.max_ms for r in results):.0f}"
@@ -361,6 +373,8 @@ def _row(
         "pinned": int(setup.server_cpus is not None),
         "tool": setup.tool,
     }
+    if headroom is not None:
+        parameters["ceiling_over_sdk"] = headroom
     for column, results in runs.items():
         parameters[f"{column}_p50_ms"] = _median(r.p50_ms for r in results)
         parameters[f"{column}_p99_ms"] = _median(r.p99_ms for r in results)
@@ -385,12 +399,12 @@ def _median(numbers: Iterable[float]) -> float:
 
 
 def _ratio(
-    runs: dict[str, list[LoadResult]], values: dict[str, float | None], other: str
+    runs: dict[str, list[LoadResult]], values: dict[str, float | None], mine: str, other: str
 ) -> float | None:
-    """The speed-up of mcpcore over ``other``: the median of the per-repetition ratios."""
-    if values.get(MCPCORE) is None or values.get(other) is None:
+    """The speed-up of ``mine`` over ``other``: the median of the per-repetition ratios."""
+    if values.get(mine) is None or values.get(other) is None:
         return None
-    pairs = zip(runs[MCPCORE], runs[other], strict=True)
+    pairs = zip(runs[mine], runs[other], strict=True)
     return _median(mine.rate / theirs.rate for mine, theirs in pairs)
 
 

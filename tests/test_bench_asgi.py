@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import shutil
+import statistics
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,6 +62,14 @@ def test_quick_run_at_one_connection_count_has_both_eras_and_no_errors(tmp_path:
                 assert row["values"][column] is None, (name, column)
         if SDK_INSTALLED:
             assert row["ratios"]["mcpcore/sdk"] > 0, name
+            # (the echo's own lead over the SDK: the headroom any ratio to it has)
+            samples = row["samples"]
+            headroom = statistics.median(
+                ceiling / sdk
+                for ceiling, sdk in zip(samples["ceiling"], samples["sdk"], strict=True)
+            )
+            assert parameters["ceiling_over_sdk"] == pytest.approx(headroom), name
+            assert any(f"ceiling/sdk {headroom:.2f}x" in note for note in row["notes"]), name
         else:
             assert row["values"]["sdk"] is None, name
         metrics = {target["metric"] for target in row["targets"]}
