@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 import trio
 
 from mcpcore.framing import SSEEvent
@@ -24,6 +25,7 @@ from tests.transports.http_raw import (
     running_server,
 )
 from transports import HttpLimits
+from transports._runtime.workers import WorkerPool
 
 
 def initialize(version: str = LEGACY, capabilities: dict[str, Any] | None = None) -> bytes:
@@ -210,6 +212,38 @@ async def test_notifications_go_on_the_requests_own_stream_before_its_answer() -
             (7, 100),
         ]
         assert data(events[-1])["id"] == 3
+
+
+@http_test
+async def test_a_plain_def_tool_is_answered_without_a_worker_and_alike() -> None:
+    # (`Server.never_waits`: a synchronous tool with no Context runs in the POST's own
+    # task; a tool that may wait still gets a worker, where a cancellation reaches it.)
+    server, _ = build_test_server()
+    submitted: list[str] = []
+    submit = WorkerPool.submit
+
+    def spy(pool: WorkerPool[Any], job: Any) -> None:
+        submitted.append(job.event.params.name if job.event.method == "tools/call" else "")
+        submit(pool, job)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(WorkerPool, "submit", spy)
+        async with (
+            running_server(server) as running,
+            await RawConnection.open(running.port) as http,
+        ):
+            session = await Session.open(http)
+            for request_id, name in enumerate(["test_simple_text", "test_tool_with_logging"]):
+                head, events = await session.call(message("tools/call", {"name": name}, request_id))
+                assert head.status == 200
+                assert head.headers["mcp-session-id"] == session.id
+                priming, *_, answer = events
+                assert (priming.data, priming.id is not None) == ("", True)
+                assert data(answer)["id"] == request_id
+                assert data(answer)["result"]["content"][0]["type"] == "text"
+                assert "isError" not in data(answer)["result"]
+    assert "test_simple_text" not in submitted
+    assert "test_tool_with_logging" in submitted
 
 
 @http_test

@@ -6,7 +6,9 @@ stream's ``sessionId``). Each session owns one `mcpcore.Connection`; the message
 every POST go through it. What a session does with them is the same in both:
 
 * a request runs in a worker of the server-wide `WorkerPool`, at most
-  `HttpLimits.max_session_handlers` at once per session (further POSTs wait);
+  `HttpLimits.max_session_handlers` at once per session (further POSTs wait); one
+  that never waits (`Server.never_waits`: a synchronous tool without a `Context`)
+  runs in the POST's own task instead, once it has its slot, as it would in a worker;
 * ``notifications/cancelled`` cancels that worker's scope; a request still waiting
   for a slot (or for its worker) then never starts, nor does one whose POST's
   connection closed or whose session ended while it waited: its stream ends without
@@ -226,6 +228,9 @@ class Session:
     async def start(self, event: RequestReceived, outbound: CallOutbound) -> None:
         """Run a request in a worker (waiting for a free slot of this session).
 
+        A request that never waits (`Server.never_waits`) is answered before this
+        returns, in the caller's task.
+
         A request cancelled before it gets its slot (by the client, by the end of the
         session, or by its POST's connection closing, which cancels the caller) never
         starts: its answer is delivered as None (there is none) and it is forgotten.
@@ -249,7 +254,14 @@ class Session:
             await self.never_started(request_id, outbound)
             return
         self._running.add(request_id)
-        self._pool.submit(Call(self, event, outbound))
+        call = Call(self, event, outbound)
+        if self.server.never_waits(event):
+            # (Run in the POST's task: it ends in one step, so no cancellation can come
+            # between; a worker's hand-off cost a 2025-11-25 call of such a tool ~27% of
+            # its time in `python -m bench.asgi_profile`.)
+            await run_call(call)
+        else:
+            self._pool.submit(call)
 
     async def start_all(self, events: list[RequestReceived], outbound: CallOutbound) -> None:
         """`start` each request of one POST, in order.
