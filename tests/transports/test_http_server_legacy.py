@@ -7,12 +7,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
 import trio
 
 from mcpcore.framing import SSEEvent
+from mcpcore.server import Server
 from tests.transports.http_raw import (
     LEGACY,
     POST_HEADERS,
@@ -214,20 +217,28 @@ async def test_notifications_go_on_the_requests_own_stream_before_its_answer() -
         assert data(events[-1])["id"] == 3
 
 
+@contextmanager
+def _submitted() -> Iterator[list[str]]:
+    """The tools called in a worker of the server's pool, by name, while the block runs."""
+    submitted: list[str] = []
+    submit = WorkerPool.submit
+
+    def spy(pool: WorkerPool[Any], job: Any) -> None:
+        if job.event.method == "tools/call":
+            submitted.append(job.event.params.name)
+        submit(pool, job)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(WorkerPool, "submit", spy)
+        yield submitted
+
+
 @http_test
 async def test_a_plain_def_tool_is_answered_without_a_worker_and_alike() -> None:
     # (`Server.never_waits`: a synchronous tool with no Context runs in the POST's own
     # task; a tool that may wait still gets a worker, where a cancellation reaches it.)
     server, _ = build_test_server()
-    submitted: list[str] = []
-    submit = WorkerPool.submit
-
-    def spy(pool: WorkerPool[Any], job: Any) -> None:
-        submitted.append(job.event.params.name if job.event.method == "tools/call" else "")
-        submit(pool, job)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(WorkerPool, "submit", spy)
+    with _submitted() as submitted:
         async with (
             running_server(server) as running,
             await RawConnection.open(running.port) as http,
@@ -242,8 +253,7 @@ async def test_a_plain_def_tool_is_answered_without_a_worker_and_alike() -> None
                 assert data(answer)["id"] == request_id
                 assert data(answer)["result"]["content"][0]["type"] == "text"
                 assert "isError" not in data(answer)["result"]
-    assert "test_simple_text" not in submitted
-    assert "test_tool_with_logging" in submitted
+    assert submitted == ["test_tool_with_logging"]
 
 
 @http_test
@@ -418,6 +428,13 @@ async def test_garbage_in_a_session_is_a_400_with_the_parse_error() -> None:
 @http_test
 async def test_http_plus_sse_endpoint_event_post_and_answers_on_the_stream() -> None:
     server, _ = build_test_server()
+    with _submitted() as submitted:
+        await _sse_session_calls_a_tool(server)
+    # (The 202 does not wait for the answer, which goes on the other stream: a worker.)
+    assert submitted == ["test_simple_text"]
+
+
+async def _sse_session_calls_a_tool(server: Server) -> None:
     async with running_server(server) as running:
         stream = await RawConnection.open(running.port)
         await stream.send(stream.encode("GET", headers={"Accept": "text/event-stream"}))

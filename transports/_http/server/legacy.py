@@ -263,7 +263,8 @@ class LegacyEndpoint:
             reply.stream_headers = [session.header()]
         elif session.primes:
             first = encode_event(b"", id=await stream.prime(), retry=retry_ms)
-        await session.start_all(requests, _StreamOutbound(session, stream, self._store_waits))
+        outbound = _StreamOutbound(session, stream, self._store_waits)
+        await session.start_all(requests, outbound, answer_here=True)  # (the POST's stream)
         await self._pump(reply, session, stream, sink, first, gather=True, undecided=undecided)
 
     async def _open(self, principal: str | None) -> LegacySession | None:

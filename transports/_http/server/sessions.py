@@ -6,9 +6,10 @@ stream's ``sessionId``). Each session owns one `mcpcore.Connection`; the message
 every POST go through it. What a session does with them is the same in both:
 
 * a request runs in a worker of the server-wide `WorkerPool`, at most
-  `HttpLimits.max_session_handlers` at once per session (further POSTs wait); one
-  that never waits (`Server.never_waits`: a synchronous tool without a `Context`)
-  runs in the POST's own task instead, once it has its slot, as it would in a worker;
+  `HttpLimits.max_session_handlers` at once per session (further POSTs wait); when
+  the POST's own response carries the answers (Streamable HTTP, not 2024-11-05's
+  separate stream), one that never waits (`Server.never_waits`: a synchronous tool
+  without a `Context`) runs in the POST's task instead, once it has its slot;
 * ``notifications/cancelled`` cancels that worker's scope; a request still waiting
   for a slot (or for its worker) then never starts, nor does one whose POST's
   connection closed or whose session ended while it waited: its stream ends without
@@ -225,11 +226,14 @@ class Session:
             # Progress on our own requests (legacy, bidirectional) has no use here.
         return requests, replies
 
-    async def start(self, event: RequestReceived, outbound: CallOutbound) -> None:
+    async def start(
+        self, event: RequestReceived, outbound: CallOutbound, *, answer_here: bool = False
+    ) -> None:
         """Run a request in a worker (waiting for a free slot of this session).
 
-        A request that never waits (`Server.never_waits`) is answered before this
-        returns, in the caller's task.
+        ``answer_here``: the caller's response carries the answer (it waits for it
+        anyway); a request that never waits (`Server.never_waits`) is then answered in
+        the caller's task, before this returns.
 
         A request cancelled before it gets its slot (by the client, by the end of the
         session, or by its POST's connection closing, which cancels the caller) never
@@ -255,22 +259,24 @@ class Session:
             return
         self._running.add(request_id)
         call = Call(self, event, outbound)
-        if self.server.never_waits(event):
-            # (Run in the POST's task: it ends in one step, so no cancellation can come
-            # between; a worker's hand-off cost a 2025-11-25 call of such a tool ~27% of
-            # its time in `python -m bench.asgi_profile`.)
+        if answer_here and self.server.never_waits(event):
+            # (It ends in one step, so no cancellation can come between; a worker's
+            # hand-off cost a 2025-11-25 call of such a tool ~27% of its time in
+            # `python -m bench.asgi_profile`.)
             await run_call(call)
         else:
             self._pool.submit(call)
 
-    async def start_all(self, events: list[RequestReceived], outbound: CallOutbound) -> None:
-        """`start` each request of one POST, in order.
+    async def start_all(
+        self, events: list[RequestReceived], outbound: CallOutbound, *, answer_here: bool = False
+    ) -> None:
+        """`start` each request of one POST, in order (``answer_here``: see `start`).
 
         If the POST's connection closes while one waits, the rest never start either.
         """
         for index, event in enumerate(events):
             try:
-                await self.start(event, outbound)
+                await self.start(event, outbound, answer_here=answer_here)
             except BaseException:
                 with primitives.CancelScope(shield=True):
                     for rest in events[index + 1 :]:
