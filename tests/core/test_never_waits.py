@@ -84,6 +84,7 @@ def test_a_call_said_never_to_wait_is_answered_in_one_step_as_awaited(era: str, 
     expected = asyncio.run(
         awaited.handle_request(twin, _request(twin, era, "tools/call", name), _Nowhere())
     )
+    assert expected is not None
     assert ended.value.value == expected
     assert json.loads(expected)["id"] == 7
 
