@@ -405,7 +405,7 @@ def _ratio(
     if values.get(mine) is None or values.get(other) is None:
         return None
     pairs = zip(runs[mine], runs[other], strict=True)
-    return _median(mine.rate / theirs.rate for mine, theirs in pairs)
+    return _median(ours.rate / theirs.rate for ours, theirs in pairs)
 
 
 _TOOL_NOTES: Final = {
