@@ -89,6 +89,8 @@ def _is_batch(body: bytes) -> bool:
 class LegacySession(Session):
     """A Streamable HTTP session: a `Session` with its resumable streams."""
 
+    answers_in_post = True  # (each POST's answers go on its own response's stream)
+
     def __init__(
         self,
         session_id: str,
@@ -263,8 +265,7 @@ class LegacyEndpoint:
             reply.stream_headers = [session.header()]
         elif session.primes:
             first = encode_event(b"", id=await stream.prime(), retry=retry_ms)
-        outbound = _StreamOutbound(session, stream, self._store_waits)
-        await session.start_all(requests, outbound, answer_here=True)  # (the POST's stream)
+        await session.start_all(requests, _StreamOutbound(session, stream, self._store_waits))
         await self._pump(reply, session, stream, sink, first, gather=True, undecided=undecided)
 
     async def _open(self, principal: str | None) -> LegacySession | None:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Final, Generic, Protocol, TypeVar
+from typing import ClassVar, Final, Generic, Protocol, TypeVar
 
 from mcpcore import (
     CancelRequested,
@@ -164,6 +164,11 @@ class Session:
         closed: Ended (DELETE, expiry, eviction, or its stream closed).
     """
 
+    #: Whether a POST's own response carries the answers to its requests (Streamable
+    #: HTTP; 2024-11-05's go on the session's stream): the POST waits for them anyway,
+    #: so a request that never waits runs in its task (`start`).
+    answers_in_post: ClassVar[bool] = False
+
     def __init__(
         self,
         session_id: str,
@@ -226,14 +231,12 @@ class Session:
             # Progress on our own requests (legacy, bidirectional) has no use here.
         return requests, replies
 
-    async def start(
-        self, event: RequestReceived, outbound: CallOutbound, *, answer_here: bool = False
-    ) -> None:
+    async def start(self, event: RequestReceived, outbound: CallOutbound) -> None:
         """Run a request in a worker (waiting for a free slot of this session).
 
-        ``answer_here``: the caller's response carries the answer (it waits for it
-        anyway); a request that never waits (`Server.never_waits`) is then answered in
-        the caller's task, before this returns.
+        In a session whose POSTs carry their answers (`answers_in_post`), a request
+        that never waits (`Server.never_waits`) is answered in the caller's task,
+        before this returns.
 
         A request cancelled before it gets its slot (by the client, by the end of the
         session, or by its POST's connection closing, which cancels the caller) never
@@ -259,7 +262,7 @@ class Session:
             return
         self._running.add(request_id)
         call = Call(self, event, outbound)
-        if answer_here and self.server.never_waits(event):
+        if self.answers_in_post and self.server.never_waits(event):
             # (It ends in one step, so no cancellation can come between; a worker's
             # hand-off cost a 2025-11-25 call of such a tool ~27% of its time in
             # `python -m bench.asgi_profile`.)
@@ -267,16 +270,14 @@ class Session:
         else:
             self._pool.submit(call)
 
-    async def start_all(
-        self, events: list[RequestReceived], outbound: CallOutbound, *, answer_here: bool = False
-    ) -> None:
-        """`start` each request of one POST, in order (``answer_here``: see `start`).
+    async def start_all(self, events: list[RequestReceived], outbound: CallOutbound) -> None:
+        """`start` each request of one POST, in order.
 
         If the POST's connection closes while one waits, the rest never start either.
         """
         for index, event in enumerate(events):
             try:
-                await self.start(event, outbound, answer_here=answer_here)
+                await self.start(event, outbound)
             except BaseException:
                 with primitives.CancelScope(shield=True):
                     for rest in events[index + 1 :]:
