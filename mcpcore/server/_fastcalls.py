@@ -96,14 +96,11 @@ class FastCall:
         meta_json: Its ``_meta``, as the body wrote it.
         awaits: Whether the tool is an ``async def`` (`FastCalls.answer_awaited` runs
             it; else `FastCalls.answer`).
+        definition: The tool's published 2026-07-28 definition (what ``tools/list``
+            gives).
     """
 
-    __slots__ = ("_kwargs", "_tool", "awaits", "id", "meta_json", "name")
-
-    @property
-    def definition(self) -> types.Tool:
-        """The tool's published 2026-07-28 definition (what ``tools/list`` gives)."""
-        return self._tool.modern
+    __slots__ = ("_kwargs", "_tool", "awaits", "definition", "id", "meta_json", "name")
 
     def __init__(
         self,
@@ -119,6 +116,7 @@ class FastCall:
         self._tool = tool
         self._kwargs = kwargs
         self.awaits = tool.awaits
+        self.definition: types.Tool = tool.modern
 
 
 class Ran:
@@ -183,9 +181,18 @@ class FastCalls:
         envelopes[meta_json] = meta_json
 
     def read(self, body: bytes) -> FastCall | None:
-        """The call in ``body`` if this can answer it; None: the general path must."""
-        call = _decode(body)
-        if call is None:
+        """The call in ``body`` if this can answer it; None: the general path must.
+
+        Only a ``tools/call`` with nothing else in it: the Connection answers bodies
+        nested past its bound (`jsonrpc.nests_too_deeply`). Invalid UTF-8 fails the
+        decoding: every string is decoded, no member is skipped, and a ``_meta`` is taken
+        only as the very bytes of one the general path admitted.
+        """
+        if len(body) > jsonrpc.SHALLOW_SIZE and jsonrpc.nests_too_deeply(body):
+            return None
+        try:
+            call = _DECODER.decode(body)
+        except jsonrpc.DECODE_ERRORS:
             return None
         params = call.params
         meta_json = self._envelopes.get(bytes(params.meta))
@@ -232,15 +239,3 @@ class FastCalls:
             return jsonrpc.encode_result_response(call.id, shaped)
         except _UNENCODABLE:
             return Ran(result)
-
-
-def _decode(body: bytes) -> _Call | None:
-    """A ``tools/call`` with nothing else in it; None for anything else."""
-    if len(body) > jsonrpc.SHALLOW_SIZE and jsonrpc.nests_too_deeply(body):
-        return None  # (the Connection's bound: answered there)
-    # (Invalid UTF-8 fails the decoding: every string is decoded, no member is skipped,
-    # and a _meta is taken only as the very bytes of one the general path admitted.)
-    try:
-        return _DECODER.decode(body)
-    except jsonrpc.DECODE_ERRORS:
-        return None

@@ -2,12 +2,14 @@
 
 `transports._asgi.posted` hands a POST the router would send straight to the 2026-07-28
 endpoint to that endpoint itself; `ModernEndpoint` remembers the requests that passed
-its checks (`MAX_REMEMBERED_REQUESTS`). Neither may change an answer. Hypothesis draws
-sequences of requests, valid and not (each header right, wrong, missing or repeated;
-the envelope whole or not; removed methods; a tool that mirrors an argument into a
-header), and each sequence goes through two apps: one as it is, one whose requests all
-take the router's way and whose endpoint remembers nothing. Every answer must be the
-same, byte for byte; and the short way must have been taken.
+its checks (`MAX_REMEMBERED_REQUESTS`); the app answers at once a call whose head the
+endpoint answered in one pass before (`transports._asgi.known`). None of them may change
+an answer. Hypothesis draws sequences of requests, valid and not (each header right,
+wrong, missing or repeated; the envelope whole or not; removed methods; a tool that
+mirrors an argument into a header), and each sequence goes through two apps: one as it
+is, one whose requests all take the router's way, whose endpoint remembers nothing and
+that answers no head at once. Every answer must be the same, byte for byte; and the
+short way must have been taken.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from examples.everything import build_server
 from tests.transports.http_raw import META, MODERN
 from tests.transports.test_asgi_app import Exchange
 from transports import AsgiApp, ReplyMode
+from transports._asgi.known import KnownHeads
 from transports._asgi.posted import Shortcut
 from transports._http.server import modern
 
@@ -150,6 +153,7 @@ async def _both(exchanges: list[tuple[str, Fields, bytes]], replies: ReplyMode =
         router = running.router
         router.modern = _RouterOnly(general.server, stream_backlog=16, replies=replies)
         router.modern.fast = None
+        running.known = KnownHeads(None, general.limits)  # (no head answered at once)
         for target, fields, body in exchanges:
             posted_way = await _request(target, fields, body).through(short)
             with pytest.MonkeyPatch.context() as patch:

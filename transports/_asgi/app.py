@@ -34,6 +34,7 @@ import anyio
 from mcpcore.http import DEFAULT_ALLOWED_HOSTS, OriginPolicy
 from mcpcore.server import Server
 from transports._asgi.connections import ConnectionPool
+from transports._asgi.known import KnownHeads
 from transports._asgi.posted import Shortcut
 from transports._asgi.reading import TIMED_OUT as _TIMED_OUT
 from transports._asgi.reading import (
@@ -71,11 +72,12 @@ _NOT_RUNNING: Final = (
 class _Running:
     """What the app holds while its lifespan runs."""
 
-    __slots__ = ("clock", "interruptible", "router", "shortcut", "watcher")
+    __slots__ = ("clock", "interruptible", "known", "router", "shortcut", "watcher")
 
-    def __init__(self, router: Router, watcher: Watcher) -> None:
+    def __init__(self, router: Router, watcher: Watcher, limits: HttpLimits) -> None:
         self.router = router
         self.shortcut = Shortcut(router)
+        self.known = KnownHeads(router.modern.fast, limits)
         self.watcher = watcher
         # (The lifespan and its requests run in one library: its clock is read per
         # request without choosing the library each time.)
@@ -194,7 +196,7 @@ class AsgiApp:
                     # joining gave the server shared ones (see serve_http).
                     runner = GroupTaskRunner(group)
                     self.server.configure(task_runner=runner, new_task_id=new_task_id)
-                self._running = _Running(router, watcher)
+                self._running = _Running(router, watcher, limits)
                 try:
                     yield
                 finally:
@@ -251,7 +253,22 @@ class AsgiApp:
         reply: Reply,
         writer: AsgiWriter,
     ) -> None:
-        """Read the request, then have the router answer it (a `Posted` the endpoint)."""
+        """Read the request, then have the router answer it (a `Posted` the endpoint).
+
+        A call with a head answered before is answered at once (`transports._asgi.known`).
+        """
+        known = running.known
+        head = known.head(scope)
+        remembered = None if head is None else known.known(head)
+        first = None
+        if remembered is not None:
+            first = await receive()
+            call = known.call(remembered, first)
+            if call is not None:
+                running.watcher.answering(watch, running.clock())
+                modern = running.router.modern
+                await modern.answer_call(call, first["body"], reply, writer, None)
+                return
         fields: list[tuple[bytes, bytes]] = scope.get("headers", [])
         declared = check_head(fields, self.limits)
         if isinstance(declared, Refusal):
@@ -259,18 +276,20 @@ class AsgiApp:
             return
         router = running.router
         post = running.shortcut.take(scope, fields) if scope.get("method") == "POST" else None
-        body = await read_body(receive, self.limits, declared)
+        body = await read_body(receive, self.limits, declared, first)
         if body is None:
             return  # the client left before its request was whole
         if isinstance(body, Refusal):
             await reply.refuse(body.status, body.message, headers=body.headers, close=True)
             return
         running.watcher.answering(watch, running.clock())
-        if post is not None:
-            post.body = body
-            await router.modern.post(post, reply, writer, None)
-        else:
+        if post is None:
             await router(request_of(scope, fields, body), reply, writer)
+            return
+        post.body = body
+        answered = await router.modern.post(post, reply, writer, None)
+        if answered is not None and head is not None:
+            known.learn(head, answered)
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         """The ASGI lifespan protocol, when the app is the top-level one."""

@@ -118,39 +118,66 @@ class ModernEndpoint:
 
     async def post(
         self, request: PostedRequest, reply: Reply, http: ResponseWriter, principal: str | None
-    ) -> None:
-        """Answer one POST."""
+    ) -> FastCall | None:
+        """Answer one POST; the ``tools/call`` answered in one pass, if it was.
+
+        A driver may remember a request's head by that call: every check of the head
+        and of the call's name and ``_meta`` passed (`answer_call`).
+        """
         if not accepts_json_and_sse(request.header("accept")):
             await reply.refuse(406, "Not Acceptable: accept application/json and text/event-stream")
-            return
+            return None
         if not is_json(request.header("content-type")):
             await reply.refuse(415, "Unsupported Media Type: the body must be application/json")
-            return
-        ran: Ran | None = None
+            return None
         fast = self.fast
         call = None if fast is None or logs_answers() else self._fast_call(fast, request)
-        if call is not None and fast is not None:
-            if call.awaits:
-                reply.may_stream = True  # (a long tool gets the keep-alive, as in _serve)
-                done = await fast.answer_awaited(call)
-            else:
-                done = fast.answer(call)
-            if not isinstance(done, Ran):
-                await reply.answer(done, status=200, stream=self._stream_all)
-                return
-            ran = done  # (the general path answers what the tool did)
+        if call is not None:
+            answered = await self.answer_call(call, request.body, reply, http, principal)
+            return call if answered else None
         body = request.body
         peeked = read_modern_request(body)
         connection = self._connection_of(http)
-        # (A request whose tool ran passed the checks: what it did is answered as it is.)
-        if peeked is not None and peeked.id is not None and ran is None:
+        if peeked is not None and peeked.id is not None:
             rejection = self._rejection(peeked, peeked.id, request, connection)
             if rejection is not None:
                 body = rejection.body()
                 log_protocol_error(body)
                 await reply.respond_json(rejection.status, body)
-                return
-        await self._receive(body, peeked, connection, reply, principal=principal, ran=ran)
+                return None
+        await self._receive(body, peeked, connection, reply, principal=principal, ran=None)
+        return None
+
+    async def answer_call(
+        self,
+        call: FastCall,
+        body: bytes,
+        reply: Reply,
+        http: ResponseWriter,
+        principal: str | None,
+    ) -> bool:
+        """Run ``call``, read from ``body`` by `fast`, whose checks passed; answer it.
+
+        For a request every check before the server passed: `post`'s own, or a driver's
+        that remembers the heads of calls `post` answered in one pass (an ASGI app's
+        `transports._asgi.known`). False: the tool's outcome was the general path's to
+        answer (`mcpcore.server.Ran`), and it answered it.
+        """
+        fast = self.fast
+        assert fast is not None  # (the call was read by it)
+        if call.awaits:
+            reply.may_stream = True  # (a long tool gets the keep-alive, as in _serve)
+            done = await fast.answer_awaited(call)
+        else:
+            done = fast.answer(call)
+        if isinstance(done, Ran):
+            # (A request whose tool ran passed the checks: what it did is answered as it is.)
+            connection = self._connection_of(http)
+            peeked = read_modern_request(body)
+            await self._receive(body, peeked, connection, reply, principal=principal, ran=done)
+            return False
+        await reply.answer(done, status=200, stream=self._stream_all)
+        return True
 
     async def _receive(
         self,
