@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
@@ -84,11 +84,12 @@ class RegisteredTool:
     #: server can run tasks (`Server` advertises ``capabilities.tasks`` then); None
     #: for a tool that never runs as a task.
     legacy_task: types.Tool | None = None
+    #: Whether calling the handler returns an awaitable (an ``async def`` handler); set
+    #: from ``signature`` (read on every call: a field, not a property).
+    awaits: bool = field(init=False)
 
-    @property
-    def awaits(self) -> bool:
-        """Whether calling the handler returns an awaitable (an ``async def`` handler)."""
-        return self.signature is not None and self.signature.is_async
+    def __post_init__(self) -> None:
+        self.awaits = self.signature is not None and self.signature.is_async
 
 
 class ToolRegistry:

@@ -270,7 +270,10 @@ class _TaskBlock(Interruptible):
         task = asyncio.current_task()
         if task is None:  # (not in a task: as the general class would)
             return super().__enter__()
-        self._task = structured = cast(_StructuredTask, task)
+        # (An annotation, not typing.cast: no call per request. Tasks have cancelling()
+        # from 3.11, where this class is used; the stubs for 3.10 lack it.)
+        structured: _StructuredTask = task  # type: ignore[assignment]
+        self._task = structured
         self._cancelling = structured.cancelling()
         self._open = True
         return self
