@@ -167,6 +167,35 @@ def test_the_modern_era_is_served_at_the_prefix(hosts: dict[str, Host], name: st
     assert called["content"] == [{"type": "text", "text": SIMPLE_TEXT}]
 
 
+def check_repeated_calls(origin: str, endpoint: str) -> None:
+    """One head, call after call: from the third, answered at once (`transports._asgi.known`).
+
+    Each answer echoes its id; a body naming another tool than the head's ``Mcp-Name``
+    is still refused (-32020), as the whole way refuses it.
+    """
+    headers = modern_headers("tools/call", "test_simple_text")
+    for request_id in range(1, 6):
+        body = modern_body("tools/call", {"name": "test_simple_text"}, request_id)
+        answer = send(origin, "POST", endpoint, body, headers)
+        assert answer.status == 200, answer
+        [message] = answer.messages()
+        assert message["id"] == request_id
+        assert message["result"]["content"] == [{"type": "text", "text": SIMPLE_TEXT}]
+    other = modern_body("tools/call", {"name": "test_image_content"}, 6)
+    refused = send(origin, "POST", endpoint, other, headers)
+    assert refused.status == 400, refused
+    [error] = refused.messages()
+    assert error["id"] == 6
+    assert error["error"]["code"] == -32020
+
+
+@pytest.mark.parametrize("name", list(HOSTS))
+def test_a_clients_repeated_calls_are_answered_alike_at_the_prefix(
+    hosts: dict[str, Host], name: str
+) -> None:
+    check_repeated_calls(hosts[name].origin, hosts[name].endpoint)
+
+
 @pytest.mark.parametrize("name", list(HOSTS))
 def test_a_legacy_session_is_served_at_the_prefix(hosts: dict[str, Host], name: str) -> None:
     host = hosts[name]

@@ -13,6 +13,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from itertools import pairwise
 from typing import Any
 
 import anyio
@@ -200,22 +201,27 @@ def test_what_the_tool_did_unusually_is_answered_by_the_general_path(backend: st
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_bodies_in_pieces_and_large_ones_take_the_whole_way(backend: str) -> None:
+def test_a_body_in_pieces_is_read_whole_and_a_large_one_takes_the_whole_way(backend: str) -> None:
+    """Pieces as hypercorn sends every body (the data, then an empty last one)."""
     large = _call("y" * (PARTIAL_FLOOR + 10))
 
     async def test() -> None:
         async with _pair() as pair:
             await pair.learn()
-            body = _call("in pieces", 2)
-            answer = await pair.both(body, pieces=[body[:10], body[10:]])
-            assert b"IN PIECES" in answer
+            for request_id, pieces in enumerate([(10,), (0,), (5, 50, 100)], start=2):
+                body = _call("in pieces", request_id)
+                cuts = [0, *pieces, len(body)]
+                parts = [body[start:end] for start, end in pairwise(cuts)]
+                answer = await pair.both(body, pieces=[*parts, b""])
+                assert b"IN PIECES" in answer
+            assert pair.posts == {"app": 0, "general": 3}
             answer = await pair.both(large)
             assert b"YYYY" in answer
             # (A whole call in the first piece, then more: the body is not that call.)
-            whole = _call("whole", 3)
+            whole = _call("whole", 9)
             answer = await pair.both(whole, pieces=[whole, b"x"])
             assert json.loads(answer)["error"]["code"] == -32700
-            assert pair.posts == {"app": 3, "general": 3}
+            assert pair.posts == {"app": 2, "general": 5}
 
     run(backend, test)
 

@@ -255,39 +255,37 @@ class AsgiApp:
     ) -> None:
         """Read the request, then have the router answer it (a `Posted` the endpoint).
 
-        A call with a head answered before is answered at once (`transports._asgi.known`).
+        A call with a head answered before is answered at once (`transports._asgi.known`):
+        the head's checks passed then, with any ``Content-Length`` it takes.
         """
         known = running.known
         head = known.head(scope)
         remembered = None if head is None else known.known(head)
-        first = None
-        if remembered is not None:
-            first = await receive()
-            call = known.call(remembered, first)
-            if call is not None:
-                running.watcher.answering(watch, running.clock())
-                modern = running.router.modern
-                await modern.answer_call(call, first["body"], reply, writer, None)
-                return
         fields: list[tuple[bytes, bytes]] = scope.get("headers", [])
-        declared = check_head(fields, self.limits)
-        if isinstance(declared, Refusal):
-            await reply.refuse(declared.status, declared.message, close=True)
-            return
-        router = running.router
-        post = running.shortcut.take(scope, fields) if scope.get("method") == "POST" else None
-        body = await read_body(receive, self.limits, declared, first)
+        declared: int | None = None  # (a known head's: at most PARTIAL_FLOOR, read as it comes)
+        if remembered is None:
+            checked = check_head(fields, self.limits)
+            if isinstance(checked, Refusal):
+                await reply.refuse(checked.status, checked.message, close=True)
+                return
+            declared = checked
+        body = await read_body(receive, self.limits, declared)
         if body is None:
             return  # the client left before its request was whole
         if isinstance(body, Refusal):
             await reply.refuse(body.status, body.message, headers=body.headers, close=True)
             return
         running.watcher.answering(watch, running.clock())
+        call = None if remembered is None else known.call(remembered, body)
+        if call is not None:
+            await running.router.modern.answer_call(call, body, reply, writer, None)
+            return
+        post = running.shortcut.take(scope, fields) if scope.get("method") == "POST" else None
         if post is None:
-            await router(request_of(scope, fields, body), reply, writer)
+            await running.router(request_of(scope, fields, body), reply, writer)
             return
         post.body = body
-        answered = await router.modern.post(post, reply, writer, None)
+        answered = await running.router.modern.post(post, reply, writer, None)
         if answered is not None and head is not None:
             known.learn(head, answered)
 

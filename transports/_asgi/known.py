@@ -11,14 +11,15 @@ body (`transports._http.server.modern`).
 
 `KnownHeads` remembers the head (every field but ``Content-Length``, in the client's
 order, with the path and the mount point) of each call the endpoint answered in one pass
-(`ModernEndpoint.post`, `mcpcore.server.FastCalls`), with the call's tool, ``_meta`` and
-the tool's definition. A request with such a head and a ``Content-Length`` of at most
-`PARTIAL_FLOOR`, whose body comes whole in its first message and is a call `FastCalls`
-reads, of the same tool with the same ``_meta``, the tool's definition unchanged, is
-answered at once (`ModernEndpoint.answer_call`), inside the request's watch and cancel
-scope as any request. Anything else takes the whole way, with what was received of it
-(`transports._asgi.reading.read_body`): answers are the same, byte for byte
-(``tests/transports/test_asgi_posted.py`` and ``tests/transports/test_asgi_known.py``).
+(`ModernEndpoint.post`, `mcpcore.server.FastCalls`), with the call's ``_meta`` and its
+tool's definition. A request with such a head and a ``Content-Length`` of at most
+`PARTIAL_FLOOR` passes the head's checks without them; its body is read as any
+(`transports._asgi.reading.read_body`, in one message or several), and if it is a call
+`FastCalls` reads, of the same tool with the same ``_meta``, the tool's definition
+unchanged, it is answered at once (`ModernEndpoint.answer_call`), inside the request's
+watch and cancel scope as any request. Anything else takes the whole way: answers are the
+same, byte for byte (``tests/transports/test_asgi_posted.py`` and
+``tests/transports/test_asgi_known.py``).
 
 What else the verdict reads does not change while the app runs: its limits, path,
 allowed hosts and origins, supported versions. A tool registered again has a new
@@ -34,7 +35,6 @@ per second from 8 connections on, 7% at 1 (bench/README.md, "Known heads").
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
 from typing import Any, Final
 
 from mcpcore.server import FastCall, FastCalls
@@ -58,7 +58,6 @@ MAX_KNOWN_HEAD_SIZE: Final = 2048
 _CONTENT_LENGTH: Final = b"content-length"
 #: A head as a key: the raw path, the mount point, then each field but Content-Length.
 Head = tuple[Any, ...]
-Message = MutableMapping[str, Any]
 
 
 class Known:
@@ -132,16 +131,13 @@ class KnownHeads:
         except TypeError:  # (a server handing its fields as lists: nothing is remembered)
             return None
 
-    def call(self, known: Known, message: Message) -> FastCall | None:
-        """The call to answer at once, from the first message of a request with a known head.
+    def call(self, known: Known, body: bytes) -> FastCall | None:
+        """The call in ``body`` to answer at once, a request with a known head's body.
 
-        None: the request takes the whole way (with ``message``).
+        None: the request takes the whole way.
         """
         fast = self._fast
-        if fast is None or message.get("type") != "http.request" or message.get("more_body"):
-            return None
-        body = message.get("body", b"")
-        if not isinstance(body, bytes) or len(body) > self._largest:
+        if fast is None or len(body) > self._largest:
             return None
         call = fast.read(body)
         if call is None or call.definition is not known.definition:

@@ -116,22 +116,13 @@ def check_head(fields: list[tuple[bytes, bytes]], limits: HttpLimits) -> int | R
 
 
 async def read_body(
-    receive: Receive,
-    limits: HttpLimits,
-    declared: int | None,
-    first: MutableMapping[str, Any] | None = None,
+    receive: Receive, limits: HttpLimits, declared: int | None
 ) -> bytes | Refusal | None:
-    """The body of a request whose head passed `check_head`; None: the client left.
-
-    ``first``: the request's first message, when it was received already (a request
-    the app's known heads looked at, `transports._asgi.known`, whose ``declared``
-    size is at most `PARTIAL_FLOOR`).
-    """
+    """The body of a request whose head passed `check_head`; None: the client left."""
     if declared is not None and declared > PARTIAL_FLOOR:
-        return await _buffered_body(receive, limits, declared, first)
+        return await _buffered_body(receive, limits, declared)
     # Most bodies come whole in the first message: no buffer to reserve or join.
-    if first is None:
-        first = await receive()
+    first = await receive()
     if first.get("type") == "http.request" and not first.get("more_body", False):
         body: bytes = first.get("body", b"")
         return _TOO_LARGE if len(body) > limits.max_body_size else body
