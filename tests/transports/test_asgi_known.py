@@ -272,14 +272,15 @@ _NO_HEAD = {
     "past the floor": _scope([*_HEAD, (b"content-length", str(PARTIAL_FLOOR + 1).encode())]),
     "not a number": _scope([*_HEAD, (b"content-length", b"1e3")]),
     "a long number": _scope([*_HEAD, (b"content-length", b"0" * 5000 + b"1")]),
+    "fields as lists": _scope([], headers=[[*field] for field in [*_HEAD, _LENGTH]]),
 }
 
 
 @pytest.mark.parametrize("kind", sorted(_NO_HEAD))
 def test_requests_that_have_no_head_to_remember(kind: str) -> None:
     known = KnownHeads(_server().fast_calls(), HttpLimits())
-    assert known.head(_NO_HEAD[kind]) is None
-    assert known.head(_scope([*_HEAD, _LENGTH])) is not None
+    assert known.look(_NO_HEAD[kind]) == (None, None)
+    assert known.look(_scope([*_HEAD, _LENGTH]))[0] is not None
 
 
 def test_calls_go_the_whole_way_while_answers_are_logged() -> None:

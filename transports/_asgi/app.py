@@ -228,8 +228,7 @@ class AsgiApp:
         # (408), when the client hangs up, or when it stops reading.
         clean = False
         with running.interruptible() as cancel:
-            watch = Watch(writer, reply, receive, cancel, writer.last_write)
-            running.watcher.start(watch)
+            watch = running.watcher.start(writer, reply, receive, cancel, writer.last_write)
             try:
                 await self._serve(
                     scope, watch, running, receive=receive, reply=reply, writer=writer
@@ -259,8 +258,7 @@ class AsgiApp:
         the head's checks passed then, with any ``Content-Length`` it takes.
         """
         known = running.known
-        head = known.head(scope)
-        remembered = None if head is None else known.known(head)
+        head, remembered = known.look(scope)
         fields: list[tuple[bytes, bytes]] = scope.get("headers", [])
         declared: int | None = None  # (a known head's: at most PARTIAL_FLOOR, read as it comes)
         if remembered is None:

@@ -93,17 +93,19 @@ class KnownHeads:
         self._digits = len(str(self._largest))
         self._heads: dict[Head, Known] = {}
 
-    def head(self, scope: Scope) -> Head | None:
-        """The request's head as a key, or None when it can't be answered at once.
+    def look(self, scope: Scope) -> tuple[Head | None, Known | None]:
+        """The request's head as a key, and what it was answered with if remembered.
 
-        None for anything but a POST with a raw path and one ``Content-Length`` of at
-        most `PARTIAL_FLOOR` (or the body size limit), and while answers are logged.
+        The head is None for anything but a POST with a raw path and one
+        ``Content-Length`` of at most `PARTIAL_FLOOR` (or the body size limit), while
+        answers are logged, and for fields a server hands as lists (not hashable):
+        such a request can't be answered at once, and nothing is learned from it.
         """
         if self._fast is None or scope.get("method") != "POST":
-            return None
+            return None, None
         raw_path = scope.get("raw_path")
         if not isinstance(raw_path, bytes):
-            return None
+            return None, None
         head: list[Any] = [raw_path, scope.get("root_path", "")]
         declared = None
         for field in scope.get("headers", ()):
@@ -112,7 +114,7 @@ class KnownHeads:
             elif declared is None:
                 declared = field[1]
             else:
-                return None  # (a repeated Content-Length: the head's checks decide)
+                return None, None  # (a repeated Content-Length: the head's checks decide)
         # (A size of at most _largest: digits, no more of them than _largest has.)
         if (
             declared is None
@@ -121,15 +123,12 @@ class KnownHeads:
             or int(declared) > self._largest
             or logs_answers()
         ):
-            return None
-        return tuple(head)
-
-    def known(self, head: Head) -> Known | None:
-        """What ``head`` was answered with, if it is remembered."""
+            return None, None
+        key = tuple(head)
         try:
-            return self._heads.get(head)
-        except TypeError:  # (a server handing its fields as lists: nothing is remembered)
-            return None
+            return key, self._heads.get(key)
+        except TypeError:  # (a server handing its fields as lists: see above)
+            return None, None
 
     def call(self, known: Known, body: bytes) -> FastCall | None:
         """The call in ``body`` to answer at once, a request with a known head's body.
@@ -162,7 +161,4 @@ class KnownHeads:
         heads = self._heads
         if len(heads) >= MAX_KNOWN_HEADS:
             heads.clear()
-        try:
-            heads[head] = Known(call)
-        except TypeError:  # (fields as lists: see known)
-            return
+        heads[head] = Known(call)

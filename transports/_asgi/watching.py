@@ -32,6 +32,8 @@ import math
 from collections import deque
 from typing import Final
 
+import msgspec
+
 from transports._asgi.reading import Receive
 from transports._asgi.writer import AsgiWriter
 from transports._net.limits import NUDGE_DELAY, WATCH_DELAY, HttpLimits
@@ -50,36 +52,35 @@ WATCH_GRANULARITY: Final = 0.005
 Parts = tuple[AsgiWriter, Reply, Receive, Interruptible]
 
 
-class Watch:
-    """One request being answered, as the `Watcher` sees it.
+class Watch(msgspec.Struct, eq=False):
+    """One request being answered, as the `Watcher` sees it (`Watcher.start` makes it).
+
+    (A record, so a Struct: made once per request, in C.)
 
     Attributes:
         parts: What the watcher acts on (the writer, the reply, the ASGI ``receive``,
-            the request's cancel scope) until the request ends: then None, so that a
-            request's objects are freed with it, not when its ring comes due (holding
-            them ``NUDGE_DELAY`` longer cost ~2 µs a request, in
-            ``python -m bench.asgi_profile``).
+            the request's cancel scope, cancelled when the client leaves) until the
+            request ends: then None, so that a request's objects are freed with it, not
+            when its ring comes due (holding them ``NUDGE_DELAY`` longer cost ~2 µs a
+            request, in ``python -m bench.asgi_profile``).
+        started: When its body began to arrive, then when its answer began.
+        due: When it rings next (first: `NUDGE_DELAY` after it started; most bodies
+            are whole by then).
+        arrived: Its body is whole.
+        late_body: It was cancelled because its body was not whole in time.
+        nudged: Its answer's nudge was called.
+        done: It is over.
+        task: The long request's own watcher (`Watcher` starts one `WATCH_DELAY` in).
     """
 
-    __slots__ = ("arrived", "done", "due", "late_body", "nudged", "parts", "started", "task")
-
-    def __init__(
-        self,
-        writer: AsgiWriter,
-        reply: Reply,
-        receive: Receive,
-        scope: Interruptible,
-        started: float,
-    ) -> None:
-        # (scope: cancelled when the client leaves)
-        self.parts: Parts | None = (writer, reply, receive, scope)
-        self.started = started  # when its body began to arrive, then its answer
-        self.arrived = False  # its body is whole
-        self.late_body = False  # cancelled because its body was not whole in time
-        self.due = started + NUDGE_DELAY  # (the first ring: most bodies are whole by then)
-        self.nudged = False
-        self.done = False
-        self.task: AnyCancelScope | None = None  # the long request's own watcher
+    parts: Parts | None
+    started: float
+    due: float
+    arrived: bool = False
+    late_body: bool = False
+    nudged: bool = False
+    done: bool = False
+    task: AnyCancelScope | None = None
 
     def end(self) -> None:
         """The request is over: forget it (and stop its own watcher if it has one)."""
@@ -105,15 +106,29 @@ class Watcher:
         self._order = itertools.count()
         self._alarm: AnyCancelScope | None = None
 
-    def start(self, watch: Watch) -> None:
-        """Start watching a request (its first ring: `Watch.due`, `NUDGE_DELAY` after it began).
+    def start(
+        self,
+        writer: AsgiWriter,
+        reply: Reply,
+        receive: Receive,
+        scope: Interruptible,
+        started: float,
+        *,
+        arrived: bool = False,
+    ) -> Watch:
+        """Start watching a request that began at ``started``; its `Watch`.
 
-        Requests are started in the order they began, on the app's clock.
+        Its first ring is `NUDGE_DELAY` after it began. Requests are started in the
+        order they began, on the app's clock. ``scope`` is cancelled when the client
+        leaves; ``arrived``: its body is whole already.
         """
+        due = started + NUDGE_DELAY
+        watch = Watch((writer, reply, receive, scope), started, due, arrived)
         first = self._first
-        first.append((watch.due, watch))
+        first.append((due, watch))
         if len(first) == 1:  # (else the alarm rings for an earlier one first)
-            self._lower_alarm(watch.due)
+            self._lower_alarm(due)
+        return watch
 
     def answering(self, watch: Watch, now: float) -> None:
         """The request's body is whole: its answer begins (the nudge is due after it).

@@ -34,7 +34,7 @@ from typing import Any, Final
 import anyio
 
 from transports._asgi.connections import ConnectionPool
-from transports._asgi.watching import Watch, Watcher
+from transports._asgi.watching import Watcher
 from transports._asgi.writer import AsgiWriter
 from transports._deploy.messages import Forwarded, Hangup, Message, Piece, Whole
 from transports._http.server.sharing import Dispatcher
@@ -212,9 +212,7 @@ class Answering:
         clean = False
         try:
             with primitives.Interruptible() as cancel:
-                watch = Watch(writer, reply, receive, cancel, now)
-                watch.arrived = True
-                self._watcher.watch(watch)
+                watch = self._watcher.start(writer, reply, receive, cancel, now, arrived=True)
                 try:
                     await dispatcher.dispatch(request, reply, writer, forwarded.principal)
                     await _finish_unanswered(reply)
