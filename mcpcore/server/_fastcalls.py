@@ -91,7 +91,8 @@ class FastCall(msgspec.Struct, gc=False, eq=False):
     """A ``tools/call`` `FastCalls.read` took: ready to run.
 
     (A record, so a Struct, made in C. Nothing it holds can refer back to it: no
-    cycle, so no tracking by the garbage collector.)
+    cycle, so no tracking by the garbage collector. ``awaits`` and ``definition`` are
+    the tool's, copied: read for every call answered, without a property's call.)
 
     Attributes:
         id: The request id.
