@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from bench._ports import reserve_port
 from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["RedisProcess", "command_counts", "start_redis"]
@@ -57,13 +58,6 @@ class RedisProcess:
         return f"redis://127.0.0.1:{self.port}"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _version(binary: str) -> str:
     """``"Redis server v=7.0.15"`` from ``redis-server --version`` (its first words)."""
     shown = subprocess.run([binary, "--version"], capture_output=True, text=True, check=False)
@@ -81,7 +75,7 @@ def start_redis() -> Iterator[RedisProcess | None]:
     if binary is None:
         yield None
         return
-    port = _free_port()
+    port = reserve_port()
     with tempfile.TemporaryDirectory(prefix="bench-redis-") as directory:
         log = Path(directory) / "redis.log"
         arguments = [

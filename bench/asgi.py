@@ -54,7 +54,6 @@ import http.client
 import importlib.util
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -68,6 +67,7 @@ from bench._asgi_apps import REQUEST_HEADERS, TOOL_VARIABLE, tool_kind
 from bench._asgi_load import LoadGenerator, LoadRequest, LoadResult, PythonLoad, WrkLoad
 from bench._layer import Context, Layer
 from bench._listening import wait_listening
+from bench._ports import reserve_port
 from bench._posting import TIMEOUT, open_session, post
 from bench._results import MCPCORE, Target, WorkloadResult
 from bench.stdio import ERAS, EXPECTED_TEXT, exchanged_lines
@@ -205,17 +205,10 @@ def _setup(context: Context) -> _Setup:
 # ------------------------------------------------------------ server processes
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextmanager
 def _server(factory: str, setup: _Setup) -> Iterator[int]:
     """A uvicorn process serving ``bench._asgi_apps:factory`` on a free port; its port."""
-    port = _free_port()
+    port = reserve_port()
     command = [
         *([] if setup.server_cpus is None else ["taskset", "-c", setup.server_cpus]),
         sys.executable,

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,6 +31,7 @@ from typing import Final
 
 from bench._busy_poll import RECOMMENDED_BUSY_POLL, server_arguments
 from bench._listening import wait_listening
+from bench._ports import reserve_port
 
 __all__ = ["main", "run_once"]
 
@@ -47,7 +47,7 @@ _COLUMNS: Final = ("rps", "p50", "p75", "p90", "p99", "p99.9", "max", "over1s", 
 
 def run_once(busy_poll: float, connections: int, duration: int) -> dict[str, float]:
     """One wrk run against a fresh server: wrk's ``tail:`` line as numbers (ms, shares)."""
-    port = _free_port()
+    port = reserve_port()
     command = [
         sys.executable,
         str(_ROOT / "bench" / "_http_servers.py"),
@@ -90,13 +90,6 @@ def _parse_tail(output: str) -> dict[str, float]:
         else:
             numbers[name] = float(value.removesuffix("ms"))
     return numbers
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def _row(label: str, numbers: dict[str, float]) -> str:

@@ -57,7 +57,6 @@ import concurrent.futures
 import http.client
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -69,6 +68,7 @@ from typing import Any, Final, NoReturn
 
 from bench._layer import Context, Layer
 from bench._listening import wait_listening
+from bench._ports import reserve_port
 from bench._results import MCPCORE, NOT_AVAILABLE, Unit, WorkloadResult
 from mcpcore_cli.bench.verify import BenchmarkError
 
@@ -386,13 +386,6 @@ def _http_server_command(column: str, port: int) -> list[str]:
     return [sys.executable, SCRIPT, "sdk", "sessions", str(port)]
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _open_http_session(connection: http.client.HTTPConnection, index: int) -> None:
     """``initialize`` then ``notifications/initialized``: one idle legacy session."""
     initialize = {
@@ -427,7 +420,7 @@ def _resident(pid: int) -> int:
 
 def http_sessions(column: str, count: int) -> float:
     """Bytes of server RSS per idle legacy session over Streamable HTTP (fresh server)."""
-    port = _free_port()
+    port = reserve_port()
     server = subprocess.Popen(
         _http_server_command(column, port),
         cwd=_ROOT,

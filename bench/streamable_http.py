@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -52,6 +51,7 @@ from bench._busy_poll import server_arguments
 from bench._http_ceiling import CeilingHttpClient, open_ceiling_http
 from bench._http_servers import SCRIPT
 from bench._layer import Context, Layer
+from bench._ports import reserve_port
 from bench._process_layer import (
     ProcessVariant,
     Workload,
@@ -117,13 +117,6 @@ def workload_name(replies: str, workload: str, era: str) -> str:
 # ------------------------------------------------------------ server processes
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def _command(kind: str, port: int, *extra: str, options: tuple[str, ...] = ()) -> list[str]:
     return [sys.executable, SCRIPT, *options, kind, str(port), *extra]
 
@@ -131,7 +124,7 @@ def _command(kind: str, port: int, *extra: str, options: tuple[str, ...] = ()) -
 @asynccontextmanager
 async def _trio_server(kind: str, *extra: str, busy_poll: float) -> AsyncIterator[int]:
     """A server process busy-polling ``busy_poll`` on a free port (from trio); its port."""
-    port = _free_port()
+    port = reserve_port()
     command = _command(kind, port, *extra, options=tuple(server_arguments(busy_poll)))
     process = await trio.lowlevel.open_process(
         command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -158,7 +151,7 @@ async def _trio_server(kind: str, *extra: str, busy_poll: float) -> AsyncIterato
 @asynccontextmanager
 async def _asyncio_server(kind: str, *extra: str) -> AsyncIterator[int]:
     """A server process listening on a free port (from an asyncio loop); its port."""
-    port = _free_port()
+    port = reserve_port()
     process = await asyncio.create_subprocess_exec(
         *_command(kind, port, *extra), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )

@@ -34,7 +34,6 @@ ceiling's client and server spin with the same budget.
 from __future__ import annotations
 
 import functools
-import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -46,6 +45,7 @@ import trio
 
 from bench._busy_poll import server_arguments
 from bench._layer import Context, Layer
+from bench._ports import reserve_port
 from bench._process_layer import (
     ProcessVariant,
     Workload,
@@ -101,17 +101,10 @@ def workload_name(workload: str, era: str) -> str:
 # ------------------------------------------------------------ server processes
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @asynccontextmanager
 async def _server(kind: str, *extra: str, busy_poll: float) -> AsyncIterator[int]:
     """A server process busy-polling ``busy_poll``, listening on a free port; its port."""
-    port = _free_port()
+    port = reserve_port()
     process = await trio.lowlevel.open_process(
         [sys.executable, SCRIPT, *server_arguments(busy_poll), kind, str(port), *extra],
         stdout=subprocess.DEVNULL,

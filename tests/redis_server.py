@@ -27,7 +27,9 @@ from urllib.parse import quote
 
 import hiredis
 
-__all__ = ["RedisServer", "free_port", "redis_binary"]
+from bench._ports import reserve_port
+
+__all__ = ["RedisServer", "redis_binary"]
 
 #: PINGs tried while a server starts, `READY_PAUSE` apart (a start takes ~10 ms).
 READY_ATTEMPTS: Final = 1000
@@ -61,14 +63,6 @@ def redis_binary() -> str:
     )
 
 
-def free_port() -> int:
-    """A TCP port of 127.0.0.1 that nothing listens on (now)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 class RedisServer:
     """A ``redis-server`` process on 127.0.0.1, in a temporary directory of its own.
 
@@ -78,7 +72,7 @@ class RedisServer:
 
     def __init__(self, *, password: str | None = None, start: bool = True) -> None:
         self.password = password
-        self.port = free_port()
+        self.port = reserve_port()
         self.binary = redis_binary()
         self.directory = Path(tempfile.mkdtemp(prefix="mcpcore-redis-"))
         self._process: subprocess.Popen[bytes] | None = None

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from bench._ports import reserve_port
+
 ROOT = Path(__file__).parent.parent
 
 #: The workloads the issue names; later layers may add more.
@@ -278,13 +280,6 @@ def test_plot_without_matplotlib_fails_before_measuring(
     assert not (tmp_path / "out.json").exists()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def post_modern_call(port: int) -> tuple[str, bytes]:
     """POST the HTTP layer's 2026-07-28 tools/call; the reply's content type and body."""
     from bench.stdio import ERAS, exchanged_lines
@@ -313,7 +308,7 @@ def test_the_http_layer_s_mcpcore_server_answers_in_the_mode_asked(
     mode: tuple[str, ...], content_type: str
 ) -> None:
     # The SSE-replies rows would silently measure JSON if the bench's knob stopped working.
-    port = free_port()
+    port = reserve_port()
     script = ROOT / "bench" / "_http_servers.py"
     server = subprocess.Popen(
         [sys.executable, str(script), "mcpcore", str(port), *mode],

@@ -20,9 +20,10 @@ from typing import Final
 
 import pytest
 
+from bench._ports import reserve_port
 from mcpcore_cli.deploying import REDIS_VARIABLE
 from tests.redis_server import RedisServer
-from tests.transports.everything_http import free_port, wait_for_port
+from tests.transports.everything_http import wait_for_port
 from tests.transports.http_raw import modern_body, modern_headers
 
 ROOT = Path(__file__).parent.parent
@@ -149,7 +150,7 @@ def test_the_fastapi_example_serves_mcp_under_its_prefix(tmp_path: Path) -> None
     packages = tmp_path / "site"
     packages.mkdir()
     (tmp_path / "app.py").write_text(block)
-    port = free_port()
+    port = reserve_port()
     command = [sys.executable, "-m", "uvicorn", "app:app", "--port", str(port)]
     with subprocess.Popen(
         command,

@@ -36,7 +36,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import IO, Final
 
-from tests.transports.everything_http import everything_http_server, free_port
+from bench._ports import reserve_port
+from tests.transports.everything_http import everything_http_server
 from tests.transports.trio_helpers import PYTHON, REPOSITORY
 
 __all__ = [
@@ -136,7 +137,7 @@ def asgi_server(
         RuntimeError: The server exited before answering, or during the block.
         TimeoutError: It did not answer within `START_TIMEOUT`.
     """
-    port = free_port()
+    port = reserve_port()
     command = [part.format(port=port, app=app) for part in ASGI_SERVERS[name]]
     with tempfile.TemporaryFile() as log:
         process = subprocess.Popen(

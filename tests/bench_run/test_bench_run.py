@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import pytest
 
+from bench._ports import reserve_port
 from mcpcore_cli.bench.operations import TOOL_ERROR
 from mcpcore_cli.cli import main
 from tests.bench_run.conftest import CountingServer
@@ -259,10 +260,10 @@ def test_the_table_fits_80_columns_and_the_chart_is_drawn(
 
 
 def test_an_unreachable_url_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    with socket_closed() as port:
-        status = main(
-            ["bench", "run", f"http://127.0.0.1:{port}/mcp", "--tool", "x", "--requests", "1"]
-        )
+    port = reserve_port()  # nothing listens on it: the connection is refused
+    status = main(
+        ["bench", "run", f"http://127.0.0.1:{port}/mcp", "--tool", "x", "--requests", "1"]
+    )
     assert status == 1
     error = capsys.readouterr().err
     assert error.startswith(f"mcpcore bench run: can't load http://127.0.0.1:{port}/mcp: ")
@@ -366,18 +367,3 @@ def test_the_installed_command_runs_from_anywhere(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert "tools/call echo" in completed.stdout
     assert json.loads((tmp_path / "counts.json").read_text()) == {"echo": 5}
-
-
-class socket_closed:  # noqa: N801 - a context manager used as `with socket_closed() as port`
-    """A port nothing listens on (bound, then closed: the kernel refuses connections)."""
-
-    def __enter__(self) -> int:
-        import socket
-
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            port: int = probe.getsockname()[1]
-        return port
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None

@@ -18,7 +18,8 @@ from typing import Final
 
 import pytest
 
-from tests.transports.everything_http import free_port, wait_for_port
+from bench._ports import reserve_port
+from tests.transports.everything_http import wait_for_port
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -40,7 +41,7 @@ def mcpcore() -> str:
 
 @pytest.fixture
 def everything_port() -> Iterator[int]:
-    port = free_port()
+    port = reserve_port()
     command = [sys.executable, "examples/everything.py", "--transport", "http", "--port", str(port)]
     process = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

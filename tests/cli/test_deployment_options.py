@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from bench._ports import reserve_port
 from mcpcore_cli.deploying import REDIS_VARIABLE
 from tests.cli.folder_tree import MCPCORE, read_line
 from tests.cli.test_workers import (
@@ -30,7 +31,7 @@ from tests.cli.test_workers import (
     fresh_connection,
 )
 from tests.cli_helpers import START_TIMEOUT, started, stopped_output
-from tests.redis_server import RedisServer, free_port
+from tests.redis_server import RedisServer
 from tests.transports.http_raw import LEGACY, POST_HEADERS, message
 from tests.transports.trio_helpers import PYTHON
 
@@ -109,7 +110,7 @@ def test_two_mcpcore_serve_processes_share_a_legacy_session(
 
 @pytest.mark.parametrize("program", ["everything", "mcpcore"])
 def test_an_unreachable_redis_is_a_one_line_error(program: str, tmp_path: Path) -> None:
-    nowhere = f"redis://127.0.0.1:{free_port()}"
+    nowhere = f"redis://127.0.0.1:{reserve_port()}"
     if program == "everything":
         command = [PYTHON, EVERYTHING, "--transport", "http", "--port", "0", "--redis", nowhere]
     else:
@@ -153,7 +154,7 @@ def test_workers_without_redis_warn_that_legacy_sessions_stay_per_worker() -> No
 
 
 def test_the_environment_s_redis_is_for_http_servers_only(tmp_path: Path) -> None:
-    nowhere = {REDIS_VARIABLE: f"redis://127.0.0.1:{free_port()}"}
+    nowhere = {REDIS_VARIABLE: f"redis://127.0.0.1:{reserve_port()}"}
     environment = {**os.environ, **nowhere}
     http = [MCPCORE, "serve", str(tmp_path), "--port", "0"]
     with started(http, env=environment) as process:

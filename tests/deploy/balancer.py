@@ -31,6 +31,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
 
+from bench._ports import reserve_port
+
 __all__ = ["CONFIG", "REQUIRED_VARIABLE", "Nginx", "nginx_binary", "nginx_missing"]
 
 HOST: Final = "127.0.0.1"
@@ -118,13 +120,6 @@ def nginx_binary() -> str:
     return found
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 class Nginx:
     """nginx balancing over ``127.0.0.1:PORT`` for each of ``ports``, for a ``with`` block.
 
@@ -136,7 +131,7 @@ class Nginx:
 
     def __init__(self, ports: Sequence[int]) -> None:
         self.upstreams = list(ports)
-        self.port = _free_port()
+        self.port = reserve_port()
         self.origin = f"http://{HOST}:{self.port}"
         self.folder = Path()
         self.process: subprocess.Popen[bytes] | None = None

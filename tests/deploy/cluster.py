@@ -32,8 +32,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
 
+from bench._ports import reserve_port
 from tests.deploy.balancer import Nginx
-from tests.redis_server import RedisServer, free_port
+from tests.redis_server import RedisServer
 from tests.transports.trio_helpers import PYTHON, REPOSITORY
 
 __all__ = ["Cluster", "Worker"]
@@ -110,7 +111,7 @@ class Cluster:
             self._folder = Path(self._stack.enter_context(tempfile.TemporaryDirectory()))
             self.redis = self._stack.enter_context(RedisServer())
             self._stack.callback(self._kill_all)
-            ports = [free_port() for _ in range(self.count)]
+            ports = [reserve_port() for _ in range(self.count)]
             processes = [self._spawn(index, port) for index, port in enumerate(ports)]
             self.workers = [
                 Worker(port, self._name_of(process, port), process, self._log(index))

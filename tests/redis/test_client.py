@@ -10,8 +10,9 @@ import anyio
 import anyio.abc
 import pytest
 
+from bench._ports import reserve_port
 from tests.redis.conftest import Runner
-from tests.redis_server import RedisServer, free_port
+from tests.redis_server import RedisServer
 from transports._redis import (
     RedisClient,
     RedisReplyError,
@@ -317,7 +318,7 @@ def test_a_wrong_password_is_a_clear_error_that_does_not_show_it(
 
 
 def test_an_unreachable_server_is_unavailable(run: Runner) -> None:
-    port = free_port()
+    port = reserve_port()
 
     async def body() -> None:
         with pytest.raises(RedisUnavailableError, match=f"cannot connect to 127.0.0.1:{port}"):

@@ -7,9 +7,10 @@ from typing import Any
 import anyio
 import pytest
 
+from bench._ports import reserve_port
 from tests.redis.conftest import Runner
 from tests.redis.test_client import eventually
-from tests.redis_server import RedisServer, free_port
+from tests.redis_server import RedisServer
 from transports._redis import (
     RedisClient,
     RedisUnavailableError,
@@ -257,7 +258,7 @@ def test_a_hung_server_is_noticed_by_the_ping_and_left(
 
 
 def test_an_unreachable_server_fails_open_subscriber(run: Runner) -> None:
-    port = free_port()
+    port = reserve_port()
 
     async def body() -> None:
         with pytest.raises(RedisUnavailableError, match=f"127.0.0.1:{port}"):

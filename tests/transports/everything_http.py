@@ -3,9 +3,9 @@
     with everything_http_server() as url:    # http://127.0.0.1:PORT/mcp
         ...
 
-The port is found by binding port 0 and closing it again (the server then binds it; the
-window in between is harmless on a test machine). The server is ready once it accepts
-a TCP connection; it is killed, and waited for, on exit.
+The port is one `bench._ports.reserve_port` holds for the server, so that no other
+process is handed it meanwhile. The server is ready once it accepts a TCP connection;
+it is killed, and waited for, on exit.
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Final
 
+from bench._ports import reserve_port
 from tests.transports.trio_helpers import PYTHON, REPOSITORY
 
-__all__ = ["START_TIMEOUT", "everything_http_server", "free_port", "wait_for_port"]
+__all__ = ["START_TIMEOUT", "everything_http_server", "wait_for_port"]
 
 #: Seconds the server may take to start listening (an import of trio, h11, msgspec).
 START_TIMEOUT: Final = 20.0
@@ -28,14 +29,6 @@ START_TIMEOUT: Final = 20.0
 PROBE_PAUSE: Final = 0.05
 START_PROBES: Final = int(START_TIMEOUT / PROBE_PAUSE)
 EVERYTHING: Final = REPOSITORY / "examples" / "everything.py"
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
@@ -60,7 +53,7 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
 @contextmanager
 def everything_http_server() -> Iterator[str]:
     """Run the everything server over HTTP; yields its endpoint URL."""
-    port = free_port()
+    port = reserve_port()
     process = subprocess.Popen(
         [PYTHON, str(EVERYTHING), "--transport", "http", "--port", str(port)],
         stdin=subprocess.DEVNULL,

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +18,7 @@ from typing import Any
 import pytest
 import trio
 
+from bench._ports import reserve_port
 from examples.conformance_client import elicit, roots, sample
 from examples.everything import build_server
 from mcpcore import NotificationReceived, types
@@ -285,12 +285,6 @@ async def delete_session(url: str, session_id: str) -> None:
     assert head.startswith(b"HTTP/1.1 2"), head
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 async def wait_until_listening(port: int) -> None:
     """Return once something accepts connections on ``port`` (a server starting up)."""
     while True:
@@ -305,7 +299,7 @@ async def wait_until_listening(port: int) -> None:
 
 @trio_test(timeout=30)
 async def test_the_everything_example_dying_mid_call() -> None:
-    port = free_port()
+    port = reserve_port()
     command = [PYTHON, str(EVERYTHING), "--transport", "http", "--port", str(port)]
     process = await trio.lowlevel.open_process(
         command, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, stderr=subprocess.DEVNULL

@@ -28,6 +28,7 @@ import pytest
 import trio
 import trio.testing
 
+from bench._ports import reserve_port
 from tests.transports.bearer import (
     INVALID,
     ISSUER,
@@ -36,7 +37,6 @@ from tests.transports.bearer import (
     SCOPE,
     discover,
 )
-from tests.transports.everything_http import free_port
 from tests.transports.http_raw import (
     RawConnection,
     build_test_server,
@@ -466,7 +466,7 @@ def test_an_endpoint_down_or_failing_is_401_and_a_warning_without_the_token(
 ) -> None:
     caplog.set_level(logging.INFO, "mcpcore.auth")
     token = "tok-0123456789"
-    down = verifier(f"http://127.0.0.1:{free_port()}/introspect")
+    down = verifier(f"http://127.0.0.1:{reserve_port()}/introspect")
     assert trio.run(down, token) is None
     assert "introspection at http://127.0.0.1:" in caplog.text
     assert "the endpoint failed" in caplog.text

@@ -24,6 +24,7 @@ from typing import Any, Final
 import pytest
 import trio
 
+from bench._ports import reserve_port
 from mcpcore import types
 from mcpcore.versions import Era
 from tests.conformance.suite import ensure_suite
@@ -44,17 +45,10 @@ STATIC_TEXT: Final = "This is the content of the static text resource."
 PROMPT_TEXT: Final = "Prompt with arguments: arg1='first', arg2='second'"
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @pytest.fixture(scope="module")
 def everything_ws() -> Iterator[str]:
     """``examples/everything.py --transport ws`` on a free port; its URL."""
-    port = _free_port()
+    port = reserve_port()
     process = subprocess.Popen(
         [PYTHON, str(EVERYTHING), "--transport", "ws", "--port", str(port)],
         stdin=subprocess.DEVNULL,
