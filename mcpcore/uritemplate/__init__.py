@@ -91,7 +91,9 @@ class UriTemplate:
       variable is optional on its own, and named ones must appear in template order:
       ``{?a,b}`` matches ``?a=1``, ``?b=2``, ``?a=1&b=2`` and the empty string, not
       ``?b=2&a=1``. For ``{a,b}``, ``{+a,b}`` and ``{#a,b}`` absent variables are
-      indistinguishable, so values fill the variables from the left. In a
+      indistinguishable, so values fill the variables from the left; a variable is
+      absent only where the values can't fill it (``{a,b:2,c}`` matches ``0,000`` as
+      ``a="0"``, ``c="000"``: ``b`` takes at most 2 characters). In a
       multi-variable expression every variable but the last stops at the separator if
       it can (``{.x,y}`` splits ``.1024.768`` as ``x="1024"``, ``y="768"``).
     * A prefix ``{var:3}`` matches at most 3 characters (pct-decoded characters, as the

@@ -87,6 +87,15 @@ class _Capture(NamedTuple):
     key: str  # _EXPLODED_NAMED: the name a list member is written with (hex uppercased)
 
 
+class _Value(NamedTuple):
+    """How a variable's value is matched, wherever the program matches it."""
+
+    slot: int  # its capture's
+    chars: str  # what it may contain
+    prefix: int | None
+    stop: str = ""  # one it preferably lacks: the separator, except in the last variable
+
+
 def _unit_pattern(chars: str) -> str:
     """A pattern for one character of a value.
 
@@ -150,22 +159,20 @@ class _Compiler:
             bounded=_run_pattern(unit, prefix) if prefix else _NOTHING,
         )
 
-    def saved_run(
-        self, spec: _VarSpec, op: _Operator, kind: int, chars: str, minimum: int, *, stop: str = ""
-    ) -> None:
-        """A variable's value; if ``stop`` is given, preferably one that doesn't contain it."""
-        slot = self.capture(spec.name, kind, op, spec)
-        self.emit(_SAVE, target=slot)
+    def saved_run(self, value: _Value, minimum: int) -> None:
+        """A variable's value (of at least ``minimum`` characters), saved in its slot."""
+        chars, stop = value.chars, value.stop
+        self.emit(_SAVE, target=value.slot)
         if stop and stop in chars:
             wide = self.emit(_SPLIT)
-            self.run(chars.replace(stop, ""), spec.prefix, minimum)
+            self.run(chars.replace(stop, ""), value.prefix, minimum)
             join = self.emit(_JUMP)
             self.here(wide)
-            self.run(chars, spec.prefix, minimum)
+            self.run(chars, value.prefix, minimum)
             self.here(join)
         else:
-            self.run(chars, spec.prefix, minimum)
-        self.emit(_SAVE, target=slot + 1)
+            self.run(chars, value.prefix, minimum)
+        self.emit(_SAVE, target=value.slot + 1)
 
     def literal(self, text: str) -> None:
         self.emit(_LIT, text=_PCT_TRIPLET.sub(_upper_triplet, text))
@@ -175,38 +182,71 @@ class _Compiler:
         if op.named:
             self.named(expression)
             return
+        # Each variable's capture, and how its value is matched (the same wherever the
+        # program matches it).
+        values: list[_Value] = []
         value_chars = _UNRESERVED + (_RESERVED if op.allow_reserved else "")
         last = len(expression.varspecs) - 1
-        # Unnamed operators with a lead character (".", "/") write it before every value,
-        # so each variable is optional on its own. The others ("", "+", "#") write
-        # "first" once and "," between values: absent variables can't be told apart, so
-        # values fill the variables from the left and the missing ones are the last.
-        each_optional = op.first == op.sep
-        skips: list[int] = []
-        if op.first and not each_optional:
-            skips.append(self.emit(_SPLIT))
-            self.literal(op.first)
         for index, spec in enumerate(expression.varspecs):
-            if each_optional:
-                skip = self.emit(_SPLIT)
-                self.literal(op.sep)
-            elif index:
-                skips.append(self.emit(_SPLIT))
-                self.literal(op.sep)
-            # The first value of "" and "+" must be non-empty: "" expands to nothing.
-            minimum = 0 if op.first or index else 1
             if spec.explode:
                 # Members are separated by sep; a mapping's members are key=value.
-                chars = value_chars + op.sep + "="
-                self.saved_run(spec, op, _EXPLODED, chars, minimum)
+                slot = self.capture(spec.name, _EXPLODED, op, spec)
+                values.append(_Value(slot, value_chars + op.sep + "=", spec.prefix))
             else:
                 # A value may contain the separator (a "," with "+", a "." with "."); but
                 # every variable except the last stops at it if the URI allows.
+                slot = self.capture(spec.name, _STRING, op, spec)
                 stop = op.sep if index < last else ""
-                self.saved_run(spec, op, _STRING, value_chars, minimum, stop=stop)
-            if each_optional:
+                values.append(_Value(slot, value_chars, spec.prefix, stop))
+        if op.first == op.sep:
+            self.each_optional(op, values)
+        else:
+            self.listed(op, values)
+
+    def each_optional(self, op: _Operator, values: list[_Value]) -> None:
+        """``.`` and ``/`` write their lead character before every value: each is optional."""
+        for value in values:
+            skip = self.emit(_SPLIT)
+            self.literal(op.sep)
+            self.saved_run(value, 0)
+            self.here(skip)
+
+    def listed(self, op: _Operator, values: list[_Value]) -> None:
+        """``""``, ``+`` and ``#``: "first" once before the first value, "," between values.
+
+        Which variables are absent can't be seen, so values fill the variables from the
+        left: the search tries each variable present before absent. A variable is absent
+        only where no split fills it (``{a,b:2,c}`` against ``0,000``: ``a`` and ``c``).
+        Whether a separator is due depends on whether a value was written before, so the
+        program has each variable twice: before any value (after "first", and for ``""``
+        and ``+`` non-empty: an empty value expands to nothing) and after one (after ",").
+        """
+        if len(values) == 1 and not op.first:  # ({id}, {+path}: the value, never absent)
+            self.saved_run(values[0], 1)
+            return
+        # Before any value: each variable either the first one written, or absent. All
+        # absent, "#" writes nothing; "" and "+" would write nothing either, which they
+        # never match (see `UriTemplate`): their last variable is then present.
+        written: list[int] = []  # JUMPs to the variables after the first one written
+        minimum = 0 if op.first else 1
+        for index, value in enumerate(values):
+            skip = self.emit(_SPLIT) if op.first or index < len(values) - 1 else -1
+            if op.first:
+                self.literal(op.first)
+            self.saved_run(value, minimum)
+            written.append(self.emit(_JUMP))
+            if skip >= 0:
                 self.here(skip)
-        self.here(*skips)
+        nothing = [self.emit(_JUMP)] if op.first else []
+        # After a value: each following variable either written after ",", or absent.
+        arriving = [written[0]]
+        for index, value in enumerate(values[1:], start=1):
+            self.here(*arriving)
+            skip = self.emit(_SPLIT)
+            self.literal(op.sep)
+            self.saved_run(value, 0)
+            arriving = [written[index], skip]  # (and the value's end, falling through)
+        self.here(*arriving, *nothing)
 
     def named(self, expression: _Expression) -> None:
         """``;``, ``?`` and ``&``: each value written name=value after a separator."""

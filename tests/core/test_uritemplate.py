@@ -498,6 +498,17 @@ def test_reserved_expansion_keeps_pct_encoded_triplets() -> None:
         ("pt/{x},{y}/z", "pt/10,-20/z", {"x": "10", "y": "-20"}),
         ("{x}.{y}", "a.b.c", {"x": "a.b", "y": "c"}),
         ("{a,b}", "1", {"a": "1"}),  # values fill the variables from the left
+        # ... unless a prefix can't take the value: then the variable before is absent.
+        ("{a,b:2,c}", "0,000", {"a": "0", "c": "000"}),
+        ("{a:2,b}", "000", {"b": "000"}),
+        ("{#a:1,b}", "#zz", {"b": "zz"}),
+        ("{a:2}", "000", None),
+        # (Found by Hypothesis: v3 absent; v4, a prefix, can't take "000".)
+        (
+            "{v0:2}{v1}{v2:2}{v3,v4:2,v5}",
+            "0000,000",
+            {"v0": "0", "v1": "0", "v2": "0", "v3": "0", "v5": "000"},
+        ),
         ("{a,b}", "", None),
         ("{+x,y}", "a,b,c", {"x": "a", "y": "b,c"}),  # all but the last stop at ","...
         ("{+x,y}", ",,0", {"x": ",,0"}),  # ...if they can
