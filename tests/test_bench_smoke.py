@@ -10,15 +10,14 @@ import http.client
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bench._listening import wait_listening
 from bench._ports import reserve_port
 
 ROOT = Path(__file__).parent.parent
@@ -316,13 +315,7 @@ def test_the_http_layer_s_mcpcore_server_answers_in_the_mode_asked(
         stderr=subprocess.DEVNULL,
     )
     try:
-        for _ in range(300):  # up to 30 s for the server to listen
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None, "the server exited"
-                time.sleep(0.1)
+        wait_listening(port, server, timeout=30.0)
         shown, body = post_modern_call(port)
     finally:
         server.kill()

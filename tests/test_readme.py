@@ -20,10 +20,11 @@ from typing import Final
 
 import pytest
 
+from bench._listening import wait_listening
 from bench._ports import reserve_port
 from mcpcore_cli.deploying import REDIS_VARIABLE
 from tests.redis_server import RedisServer
-from tests.transports.everything_http import wait_for_port
+from tests.transports.everything_http import START_TIMEOUT
 from tests.transports.http_raw import modern_body, modern_headers
 
 ROOT = Path(__file__).parent.parent
@@ -162,7 +163,7 @@ def test_the_fastapi_example_serves_mcp_under_its_prefix(tmp_path: Path) -> None
     ) as served:
         try:
             base = f"http://127.0.0.1:{port}"
-            wait_for_port(port, served)
+            wait_listening(port, served, timeout=START_TIMEOUT)
             body = modern_body("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
             headers = modern_headers("tools/call", "add")
             call = urllib.request.Request(f"{base}/api/mcp", body, headers, method="POST")

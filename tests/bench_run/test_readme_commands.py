@@ -18,8 +18,9 @@ from typing import Final
 
 import pytest
 
+from bench._listening import wait_listening
 from bench._ports import reserve_port
-from tests.transports.everything_http import wait_for_port
+from tests.transports.everything_http import START_TIMEOUT
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -47,7 +48,7 @@ def everything_port() -> Iterator[int]:
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        wait_for_port(port, process)
+        wait_listening(port, process, timeout=START_TIMEOUT)
         yield port
     finally:
         process.terminate()

@@ -13,7 +13,7 @@ served each request and the request's ``Mcp-Session-Id``, so a test can see wher
 requests went; and each response names its worker in an ``X-Upstream`` header, so a
 client can tell.
 
-nginx is ready once it accepts a TCP connection (bounded by `START_PROBES`). On exit it
+nginx is ready once it accepts a TCP connection (bounded by `START_TIMEOUT`). On exit it
 is asked to stop (SIGQUIT, the graceful stop) and killed if it does not.
 """
 
@@ -22,24 +22,24 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
 
+from bench._listening import wait_listening
 from bench._ports import reserve_port
+from mcpcore_cli.bench.verify import BenchmarkError
 
 __all__ = ["CONFIG", "REQUIRED_VARIABLE", "Nginx", "nginx_binary", "nginx_missing"]
 
 HOST: Final = "127.0.0.1"
-#: TCP connects tried before nginx counts as failed to start, `PROBE_INTERVAL` apart
-#: (it listens within milliseconds; this allows a loaded CI machine 20 s).
-START_PROBES: Final = 400
-PROBE_INTERVAL: Final = 0.05
+#: Seconds of attempts to connect before nginx counts as failed to start
+#: (`bench._listening.wait_listening`; it listens within milliseconds: this allows a
+#: loaded CI machine 20 s).
+START_TIMEOUT: Final = 20.0
 #: Seconds nginx may take to exit once asked (it closes idle connections at once).
 STOP_TIMEOUT: Final = 10.0
 
@@ -187,15 +187,10 @@ class Nginx:
 
     def _wait_until_listening(self) -> None:
         assert self.process is not None
-        for _ in range(START_PROBES):
-            if self.process.poll() is not None:
-                raise RuntimeError(f"nginx exited ({self.process.returncode}):\n{self.output()}")
-            try:
-                socket.create_connection((HOST, self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(PROBE_INTERVAL)
-        raise TimeoutError(f"nginx did not listen on {self.port}:\n{self.output()}")
+        try:
+            wait_listening(self.port, self.process, timeout=START_TIMEOUT, name="nginx")
+        except BenchmarkError as exc:
+            raise RuntimeError(f"{exc} (port {self.port}):\n{self.output()}") from exc
 
     def _stop(self) -> None:
         process, self.process = self.process, None

@@ -14,9 +14,7 @@ reused; the everything server is shared by the module's tests.
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
@@ -24,6 +22,7 @@ from typing import Any, Final
 import pytest
 import trio
 
+from bench._listening import wait_listening
 from bench._ports import reserve_port
 from mcpcore import types
 from mcpcore.versions import Era
@@ -56,15 +55,7 @@ def everything_ws() -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            assert process.poll() is None, "the everything server exited"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "the everything server did not start"
-                time.sleep(0.05)
+        wait_listening(port, process, timeout=START_TIMEOUT, name="the everything server")
         yield f"ws://127.0.0.1:{port}/ws"
     finally:
         process.kill()
