@@ -366,3 +366,21 @@ async def test_an_answer_over_the_size_limit_is_refused() -> None:
         with pytest.raises(InvalidServerResponseError, match="4096"):
             await client.call_tool("echo")
         await client.list_tools()
+
+
+@trio_test
+async def test_closing_while_a_server_request_is_unanswered_closes_cleanly() -> None:
+    # The server's ping comes instead of the call's answer; the client is closed before
+    # its answer could run: there is nobody to answer, and the close raises nothing.
+    script = McpScript("legacy")
+
+    async def ask(request: Received, reply: Reply) -> None:
+        await reply.json({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+
+    script.hooks["tools/call"] = ask
+    async with scripted_server(script) as server:
+        async with open_http_client(server.url, mode="legacy", timeout=TIMEOUT) as client:
+            with pytest.raises(InvalidServerResponseError, match="does not answer"):
+                await client.call_tool("echo")
+        posted = [request.message for request in server.requests if request.method == "POST"]
+        assert posted[-1]["method"] == "tools/call"  # (no answer to the ping went out)

@@ -30,6 +30,7 @@ from mcpcore import (
     Event,
     InvalidMessage,
     InvalidResponse,
+    LocalProtocolError,
     NotificationReceived,
     ProgressReceived,
     RequestReceived,
@@ -183,7 +184,17 @@ class EventRouter:
         connection = self.session.connection
         try:
             with scope:
-                reply = await self.session.handle_server_request(event)
+                try:
+                    reply = await self.session.handle_server_request(event)
+                except LocalProtocolError:
+                    if self.failure is None:
+                        raise
+                    # The connection closed while we answered (`fail` forgot every
+                    # request, this one too): there is nobody to answer. A handler
+                    # that reaches no checkpoint after the close does not see its
+                    # scope cancelled (one that had not started yet, or a callback
+                    # that returned meanwhile).
+                    return
                 if reply is not None:
                     await self._reply(reply)
             if scope.cancelled_caught and connection.is_cancelled(event.request_id):
