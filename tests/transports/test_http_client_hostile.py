@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from mcpcore.client import ClientError, ConnectMode, McpError
 from mcpcore.types import CallToolResult
+from tests.core.test_fuzz import json_values
 from tests.transports.http_mcp_script import McpScript
 from tests.transports.http_scripted_server import Received, Reply, scripted_server
 from transports import ConnectionClosedError, HttpStatusError, open_http_client
@@ -39,15 +40,6 @@ EXAMPLE_BOUND: Final = 60.0
 ERAS: Final[list[ConnectMode]] = ["modern", "legacy"]
 #: What a call may raise (see the module docstring).
 DOCUMENTED: Final = (McpError, ClientError, HttpStatusError, ConnectionError, TimeoutError)
-
-_json_leaves = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=6)
-_json_values = st.recursive(
-    _json_leaves,
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-    ),
-    max_leaves=6,
-)
 
 
 @dataclass
@@ -88,33 +80,33 @@ def _messages(draw: st.DrawFn, era: str) -> Any:
     request_id = draw(st.sampled_from([ID, ID, ID, 999, "other", None]))
     kind = draw(st.sampled_from(["result", "result", "error", "notification", "request", "any"]))
     if kind == "result":
-        value = draw(st.sampled_from([_result(era), {}, {"content": "x"}]) | _json_values)
+        value = draw(st.sampled_from([_result(era), {}, {"content": "x"}]) | json_values)
         message = {"jsonrpc": "2.0", "id": request_id, "result": value}
     elif kind == "error":
         error = draw(
             st.fixed_dictionaries(
-                {"code": st.integers() | _json_leaves},
+                {"code": st.integers() | st.none() | st.text(max_size=4)},
                 optional={
-                    "message": st.text(max_size=8) | _json_leaves,
-                    "data": _json_values,
+                    "message": st.text(max_size=8) | st.none() | st.integers(),
+                    "data": json_values,
                 },
             )
         )
         message = {"jsonrpc": "2.0", "id": request_id, "error": error}
     elif kind == "notification":
         method = draw(st.sampled_from(["notifications/progress", "notifications/message", "x"]))
-        message = {"jsonrpc": "2.0", "method": method, "params": draw(_json_values)}
+        message = {"jsonrpc": "2.0", "method": method, "params": draw(json_values)}
     elif kind == "request":
         method = draw(st.sampled_from(["ping", "roots/list", "sampling/createMessage", "x"]))
-        message = {"jsonrpc": "2.0", "id": 7, "method": method, "params": draw(_json_values)}
+        message = {"jsonrpc": "2.0", "id": 7, "method": method, "params": draw(json_values)}
     else:
-        return draw(_json_values | st.binary(max_size=16))
+        return draw(json_values | st.binary(max_size=16))
     if draw(st.booleans()) and draw(st.booleans()):  # (a member dropped or changed)
         key = draw(st.sampled_from(sorted(message)))
         if draw(st.booleans()):
             del message[key]
         else:
-            message[key] = draw(_json_values)
+            message[key] = draw(json_values)
     return message
 
 
