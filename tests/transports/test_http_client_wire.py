@@ -384,3 +384,38 @@ async def test_closing_while_a_server_request_is_unanswered_closes_cleanly() -> 
                 await client.call_tool("echo")
         posted = [request.message for request in server.requests if request.method == "POST"]
         assert posted[-1]["method"] == "tools/call"  # (no answer to the ping went out)
+
+
+@trio_test
+async def test_a_server_request_id_used_again_while_we_deliver_our_answer_is_answered() -> None:
+    # Our answer to the server's ping 7 frees the id in the core; the server sends
+    # another ping 7 before that answer's POST is through. Both are answered, and the
+    # client goes on.
+    script = McpScript("legacy")
+    replies: list[trio.Event] = [trio.Event(), trio.Event()]
+
+    async def ask_twice(request: Received, reply: Reply) -> None:
+        await reply.sse()
+        await reply.event({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        await replies[0].wait()  # (the first answer's POST waits for the second)
+        await reply.event({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+        await replies[1].wait()
+        await reply.event(result(request, {"content": [{"type": "text", "text": "done"}]}))
+        await reply.end()
+
+    async def answered(request: Received, reply: Reply) -> None:
+        first = not replies[0].is_set()
+        replies[0 if first else 1].set()
+        if first:
+            await replies[1].wait()
+        await reply.status(202)
+
+    script.hooks["tools/call"] = ask_twice
+    script.hooks[""] = answered  # (our answers to the server's requests)
+    async with scripted_server(script) as server:
+        async with open_http_client(server.url, mode="legacy", timeout=TIMEOUT) as client:
+            called = await client.call_tool("echo")
+            assert called.content[0].text == "done"  # type: ignore[union-attr]
+            await client.list_tools()
+        ours = [r.message for r in server.requests if "result" in (r.message or {})]
+        assert ours == [{"jsonrpc": "2.0", "id": 7, "result": {}}] * 2

@@ -202,7 +202,10 @@ class EventRouter:
                 # send a response for a cancelled request" (2025-11-25 cancellation).
                 connection.send_error(event.request_id, jsonrpc.INTERNAL_ERROR, "Cancelled")
         finally:
-            del self._answering[event.request_id]
+            # (Unless the id is another request's now: our answer freed it in the core,
+            # and a server may send a request under it again while we deliver ours.)
+            if self._answering.get(event.request_id) is scope:
+                del self._answering[event.request_id]
 
     async def _reply(self, data: bytes) -> None:
         # A reply that can't be delivered leaves the server's request to its own
