@@ -62,6 +62,8 @@ OWN_COLUMN_LAYERS = {"workers"}
 TRANSPORTS = {"stdio": "stdio", "http-json": "http", "http-sse": "http", "websocket": "websocket"}
 #: A PNG file's first bytes.
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+#: Seconds a bench server process may take to listen (an interpreter start and imports).
+SERVER_START_TIMEOUT = 30.0
 
 
 def run_bench(
@@ -315,7 +317,7 @@ def test_the_http_layer_s_mcpcore_server_answers_in_the_mode_asked(
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_listening(port, server, timeout=30.0)
+        wait_listening(port, server, timeout=SERVER_START_TIMEOUT)
         shown, body = post_modern_call(port)
     finally:
         server.kill()

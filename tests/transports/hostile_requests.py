@@ -174,11 +174,11 @@ def _mutated(draw: st.DrawFn, data: bytes) -> bytes:
     """``data`` broken: cut, a byte changed, bytes put in, wrapped, replaced, or too deep."""
     how = draw(st.sampled_from(["cut", "flip", "insert", "batch", "nest", "raw", "large"]))
     at = draw(st.integers(0, max(len(data) - 1, 0)))
-    if how in ("cut", "flip", "insert"):
-        put = b"" if how == "cut" else draw(st.binary(min_size=1, max_size=4))
-        # (cut: all from ``at`` dropped; flip: the byte at ``at`` replaced; insert: put in)
-        rest = b"" if how == "cut" else data[at + 1 :] if how == "flip" else data[at:]
-        return data[:at] + put + rest
+    if how == "cut":
+        return data[:at]
+    if how in ("flip", "insert"):  # (the byte at ``at`` replaced, or bytes put in before it)
+        kept = data[at + 1 :] if how == "flip" else data[at:]
+        return data[:at] + draw(st.binary(min_size=1, max_size=4)) + kept
     if how == "batch":
         return b"[" + data + b"," + data + b"]"
     if how == "nest":

@@ -132,17 +132,12 @@ async def _visit(port: int, request: Request, seen: Seen, stay: float) -> Visit:
 
 
 @asynccontextmanager
-async def _stream(port: int, seen: Seen) -> AsyncIterator[Visit]:
-    """A 2024-11-05 client's stream, open (and read) for the block."""
+async def _stream(port: int, seen: Seen) -> AsyncIterator[None]:
+    """A 2024-11-05 client's stream, open (and read) for the block, once it is served."""
     async with trio.open_nursery() as nursery:
-        visit: list[Visit] = []
-
-        async def read() -> None:
-            visit.append(await _visit(port, STREAM, seen, float("inf")))
-
-        nursery.start_soon(read)
-        await seen.streaming.wait()
-        yield Visit(STREAM, status=200)
+        nursery.start_soon(_visit, port, STREAM, seen, float("inf"))
+        await seen.streaming.wait()  # (its endpoint event came: it fills SSE_SESSION)
+        yield
         nursery.cancel_scope.cancel()
 
 
