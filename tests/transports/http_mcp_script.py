@@ -13,16 +13,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from tests.transports.http_scripted_server import Received, Reply
+from tests.transports.mcp_answers import ECHO_TOOL, LEGACY, MODERN, rpc_error, usual_result
 
 __all__ = ["LEGACY", "MODERN", "Hook", "McpScript", "result", "rpc_error"]
 
-MODERN = "2026-07-28"
-LEGACY = "2025-11-25"
-
 Hook = Callable[[Received, Reply], Awaitable[None]]
-
-SERVER_INFO = {"name": "scripted", "version": "1.0"}
-ECHO_TOOL = {"name": "echo", "inputSchema": {"type": "object"}}
 
 
 def result(request: Received, value: dict[str, Any], *, modern: bool = False) -> dict[str, Any]:
@@ -30,14 +25,6 @@ def result(request: Received, value: dict[str, Any], *, modern: bool = False) ->
     if modern:
         value = {"resultType": "complete", **value}
     return {"jsonrpc": "2.0", "id": request.message["id"], "result": value}
-
-
-def rpc_error(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    """A JSON-RPC error response."""
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 class McpScript:
@@ -97,44 +84,20 @@ class McpScript:
             await self.answer(request, reply)
 
     async def answer(self, request: Received, reply: Reply) -> None:
-        """The default answer of a request."""
+        """The default answer of a request (`tests.transports.mcp_answers`)."""
         message = request.message
         method = message["method"]
         params = message.get("params") or {}
-        modern = self.modern
-        if method == "server/discover":
-            if not modern:
-                await reply.json(rpc_error(message["id"], -32601, "no such method"), status=400)
-                return
-            value = {
-                "supportedVersions": [MODERN],
-                "capabilities": {"tools": {}},
-                "ttlMs": 0,
-                "cacheScope": "public",
-                "_meta": {"io.modelcontextprotocol/serverInfo": SERVER_INFO},
-            }
-            await reply.json(result(request, value, modern=True))
-        elif method == "initialize":
-            headers = []
-            if self.session_id is not None:
-                self.sessions += 1
-                if self.sessions > 1:
-                    self.session_id = f"session-{self.sessions}"
-                headers.append(("mcp-session-id", self.session_id))
-            value = {
-                "protocolVersion": params["protocolVersion"],
-                "capabilities": {"tools": {}},
-                "serverInfo": SERVER_INFO,
-            }
-            await reply.json(result(request, value), headers=headers)
-        elif method == "tools/list":
-            value = {"tools": self.tools}
-            if modern:
-                value |= {"ttlMs": 0, "cacheScope": "public"}
-            await reply.json(result(request, value, modern=modern))
-        elif method == "tools/call":
-            text = f"{params['name']}: {params.get('arguments')}"
-            value = {"content": [{"type": "text", "text": text}]}
-            await reply.json(result(request, value, modern=modern))
-        else:
-            await reply.json(rpc_error(message["id"], -32601, "no such method"))
+        value = usual_result(method, params, modern=self.modern, tools=self.tools)
+        if value is None:
+            # (A legacy server refuses the 2026-07-28 probe with 400, as the era says.)
+            status = 400 if method == "server/discover" else 200
+            await reply.json(rpc_error(message["id"], -32601, "no such method"), status=status)
+            return
+        headers = []
+        if method == "initialize" and self.session_id is not None:
+            self.sessions += 1
+            if self.sessions > 1:
+                self.session_id = f"session-{self.sessions}"
+            headers.append(("mcp-session-id", self.session_id))
+        await reply.json({"jsonrpc": "2.0", "id": message["id"], "result": value}, headers=headers)

@@ -16,7 +16,6 @@ call succeeds.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -24,12 +23,12 @@ import trio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpcore.client import ClientError, ConnectMode, McpError
+from mcpcore.client import ConnectMode
 from mcpcore.types import CallToolResult
-from tests.core.test_fuzz import json_values
+from tests.transports.hostile_answers import DOCUMENTED, messages, with_id
 from tests.transports.http_mcp_script import McpScript
 from tests.transports.http_scripted_server import Received, Reply, scripted_server
-from transports import ConnectionClosedError, HttpStatusError, open_http_client
+from transports import ConnectionClosedError, open_http_client
 
 #: Seconds a call waits for its answer: an answer never comes for some streams (they end
 #: without one, or only with notifications), and the client's timeout ends the call.
@@ -38,8 +37,6 @@ CALL_TIMEOUT: Final = 0.5
 GOOD_TIMEOUT: Final = 10.0
 EXAMPLE_BOUND: Final = 60.0
 ERAS: Final[list[ConnectMode]] = ["modern", "legacy"]
-#: What a call may raise (see the module docstring).
-DOCUMENTED: Final = (McpError, ClientError, HttpStatusError, ConnectionError, TimeoutError)
 
 
 @dataclass
@@ -52,7 +49,7 @@ class Answer:
             ``content_type``).
         content_type: For ``"raw"``.
         messages: What the body or the events carry, each a JSON value or raw bytes; the
-            placeholder `ID` is the request's id.
+            placeholder `tests.transports.hostile_answers.ID` is the request's id.
         event_ids: The stream's events carry ids.
         cut: The connection is cut after this many events (None: the answer ends).
     """
@@ -65,51 +62,6 @@ class Answer:
     cut: int | None
 
 
-#: Stands for the call's own id in a drawn message.
-ID: Final = "<id>"
-
-
-def _result(era: str) -> dict[str, Any]:
-    value: dict[str, Any] = {"content": [{"type": "text", "text": "ok"}]}
-    return {"resultType": "complete", **value} if era == "modern" else value
-
-
-@st.composite
-def _messages(draw: st.DrawFn, era: str) -> Any:
-    """A message the server might send: the call's answer, broken or not, or anything."""
-    request_id = draw(st.sampled_from([ID, ID, ID, 999, "other", None]))
-    kind = draw(st.sampled_from(["result", "result", "error", "notification", "request", "any"]))
-    if kind == "result":
-        value = draw(st.sampled_from([_result(era), {}, {"content": "x"}]) | json_values)
-        message = {"jsonrpc": "2.0", "id": request_id, "result": value}
-    elif kind == "error":
-        error = draw(
-            st.fixed_dictionaries(
-                {"code": st.integers() | st.none() | st.text(max_size=4)},
-                optional={
-                    "message": st.text(max_size=8) | st.none() | st.integers(),
-                    "data": json_values,
-                },
-            )
-        )
-        message = {"jsonrpc": "2.0", "id": request_id, "error": error}
-    elif kind == "notification":
-        method = draw(st.sampled_from(["notifications/progress", "notifications/message", "x"]))
-        message = {"jsonrpc": "2.0", "method": method, "params": draw(json_values)}
-    elif kind == "request":
-        method = draw(st.sampled_from(["ping", "roots/list", "sampling/createMessage", "x"]))
-        message = {"jsonrpc": "2.0", "id": 7, "method": method, "params": draw(json_values)}
-    else:
-        return draw(json_values | st.binary(max_size=16))
-    if draw(st.booleans()) and draw(st.booleans()):  # (a member dropped or changed)
-        key = draw(st.sampled_from(sorted(message)))
-        if draw(st.booleans()):
-            del message[key]
-        else:
-            message[key] = draw(json_values)
-    return message
-
-
 @st.composite
 def answers(draw: st.DrawFn, era: str) -> Answer:
     """How the server answers one call (see `Answer`)."""
@@ -119,25 +71,17 @@ def answers(draw: st.DrawFn, era: str) -> Answer:
         content_type=draw(
             st.sampled_from(["text/plain", "application/json; charset=utf-8", "", "text/html"])
         ),
-        messages=draw(st.lists(_messages(era), min_size=0, max_size=3)),
+        messages=draw(st.lists(messages(era), min_size=0, max_size=3)),
         event_ids=draw(st.booleans()),
         cut=draw(st.none() | st.integers(0, 3)),
     )
-
-
-def _encoded(message: Any, request_id: Any) -> bytes:
-    if isinstance(message, bytes):
-        return message
-    if isinstance(message, dict) and message.get("id") == ID:
-        message = {**message, "id": request_id}
-    return json.dumps(message).encode()
 
 
 async def _answer(answer: Answer, request: Received, reply: Reply) -> None:
     """Send ``answer`` to the call ``request``."""
     message = request.message  # (a GET has none: its stream answers nothing)
     request_id = message.get("id") if isinstance(message, dict) else None
-    bodies = [_encoded(message, request_id) for message in answer.messages]
+    bodies = [with_id(message, request_id) for message in answer.messages]
     if answer.kind != "sse":
         body = bodies[0] if bodies else b""
         if answer.cut == 0:
