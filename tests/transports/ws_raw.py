@@ -43,6 +43,7 @@ __all__ = [
     "RawWebSocket",
     "RefusedError",
     "StoppableServer",
+    "is_utf8",
     "legacy_request",
     "modern_request",
     "raw_ws_server",
@@ -80,6 +81,15 @@ def legacy_request(request_id: int | str, method: str, params: dict[str, Any] | 
     if params is not None:
         message["params"] = params
     return message
+
+
+def is_utf8(data: bytes) -> bool:
+    """Whether ``data`` is UTF-8: what a text frame may carry (RFC 6455 §5.6)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 @asynccontextmanager
