@@ -120,3 +120,53 @@ async def test_idle_workers_beyond_the_limit_exit() -> None:
         await trio.testing.wait_all_tasks_blocked()
         assert len(nursery.child_tasks) == 2  # two wait for work; three exited
         nursery.cancel_scope.cancel()
+
+
+Pair = tuple[str, str]  # (a key, and a name for the recorder)
+
+
+async def _pool_running_first(nursery: trio.Nursery, recorder: Recorder) -> WorkerPool[Pair]:
+    """A pool whose jobs are (key, name) pairs, running "first" under key "7".
+
+    A request's id is free once its answer is sent, before its job has ended: a client
+    may use it again at once (``test_stream_server_hostile.py`` found a KeyError then).
+    The tests submit "second" under the same key.
+    """
+    pool: WorkerPool[Pair] = WorkerPool(
+        nursery, lambda job: recorder.run(job[1]), key=lambda job: job[0]
+    )
+    pool.submit(("7", "first"))
+    await trio.testing.wait_all_tasks_blocked()
+    return pool
+
+
+@trio_run
+async def test_a_key_used_again_while_its_first_job_ends_is_the_second_jobs() -> None:
+    recorder = Recorder()
+    async with trio.open_nursery() as nursery:
+        pool = await _pool_running_first(nursery, recorder)
+        pool.submit(("7", "second"))
+        await trio.testing.wait_all_tasks_blocked()
+        recorder.gate("first").set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert pool.running == 1  # the second, still cancellable by its key
+        assert pool.cancel("7")
+        await trio.testing.wait_all_tasks_blocked()
+        assert pool.running == 0
+        nursery.cancel_scope.cancel()
+    assert recorder.outcomes == {"first": "done", "second": "cancelled"}
+
+
+@trio_run
+async def test_a_cancellation_by_a_key_used_again_is_the_new_jobs_before_it_starts() -> None:
+    recorder = Recorder()
+    async with trio.open_nursery() as nursery:
+        pool = await _pool_running_first(nursery, recorder)
+        pool.submit(("7", "second"))
+        assert pool.cancel("7")  # (the first answered already: the client means the second)
+        recorder.gate("first").set()
+        await trio.testing.wait_all_tasks_blocked()
+        assert pool.running == 0
+        nursery.cancel_scope.cancel()
+    assert [name for name, _ in recorder.ran] == ["first"]  # the second never ran
+    assert recorder.outcomes == {"first": "done"}

@@ -14,7 +14,10 @@ it. The guarantees of a task per request hold:
   reaches a request it was not meant for;
 * a request cancelled after it was handed over but before its worker ran never runs:
   its worker gives it to ``abandon`` instead, so that what it holds (a handler slot,
-  a stream waiting for its answer) is still given back.
+  a stream waiting for its answer) is still given back;
+* a request's id is free once its answer is sent, before its worker is done with it:
+  a request using that id again takes it over, and a cancellation by it is the new
+  request's.
 
 An idle worker waits on an event (`transports._runtime.primitives`: trio's own under
 trio): handing a request over is leaving it in the worker's `_Inbox` and setting that
@@ -79,15 +82,25 @@ class WorkerPool(Generic[_Job]):
         # and, of those, the ones cancelled already.
         self._starting: set[Hashable] = set()
         self._cancelled_early: set[Hashable] = set()
+        # The scopes of running jobs whose key a newer job took over (see `submit`).
+        self._taken_over: set[AnyCancelScope] = set()
 
     @property
     def running(self) -> int:
         """How many jobs are submitted and not finished."""
-        return len(self._scopes) + len(self._starting)
+        return len(self._scopes) + len(self._starting) + len(self._taken_over)
 
     def submit(self, job: _Job) -> None:
-        """Start ``job`` at once: on an idle worker, or on a new one."""
-        self._starting.add(self._key(job))
+        """Start ``job`` at once: on an idle worker, or on a new one.
+
+        A job whose key is a running job's takes it over: that one answered already
+        (a request's id is free once its answer is sent, and a client may use it again
+        before that job has ended), and a cancellation by the key is the new job's.
+        """
+        key = self._key(job)
+        if key in self._scopes:
+            self._taken_over.add(self._scopes.pop(key))
+        self._starting.add(key)
         if self._idle:
             inbox = self._idle.pop()
             inbox.job = job
@@ -128,7 +141,10 @@ class WorkerPool(Generic[_Job]):
                         try:
                             await self._run(current)
                         finally:
-                            del self._scopes[key]
+                            if scope in self._taken_over:  # (a newer job has its key)
+                                self._taken_over.discard(scope)
+                            else:
+                                del self._scopes[key]
                     if scope in self._spent:
                         self._spent.discard(scope)
                         break  # a cancellation used this scope up: take a fresh one
