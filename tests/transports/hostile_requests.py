@@ -1,8 +1,10 @@
-"""What hostile or careless clients send an MCP endpoint: the requests both servers' tests draw.
+"""What hostile or careless clients send an MCP server: what the servers' hostile tests draw.
 
-`tests/transports/test_asgi_hostile.py` hands them to `transports.AsgiApp` as ASGI
+`tests/transports/test_asgi_hostile.py` hands `requests` to `transports.AsgiApp` as ASGI
 scopes; `tests/transports/test_http_server_hostile.py` writes them to
-`transports.serve_http` as raw HTTP/1.1. A `Request` is what a client of each era
+`transports.serve_http` as raw HTTP/1.1; `tests/transports/test_stream_server_hostile.py`
+writes `stream_messages` (one message each, of either era, often as sent, else broken)
+to the stdio and WebSocket servers. A `Request` is what a client of each era
 sends (a 2026-07-28 call or other request, a 2025-11-25 session's POST or GET, a
 2024-11-05 stream's POST), often as sent, else with faults: fields changed, dropped or
 repeated (any bytes), the body broken (cut, a byte changed, bytes put in, a batch,
@@ -11,7 +13,8 @@ body that stops coming, a client that leaves as the answer starts, another metho
 path. Placeholders in fields and query (`SESSION`, `SSE_SESSION`) stand for what earlier
 answers gave (`Seen`), so that a sequence meets a live session and stream.
 
-`check_answer` is what every answer must be, whichever server gave it.
+`check_answer` is what every HTTP answer must be, whichever server gave it;
+`check_message` what every message a stream server sends must be.
 """
 
 from __future__ import annotations
@@ -32,12 +35,15 @@ __all__ = [
     "SESSION",
     "SSE_SESSION",
     "STREAM",
+    "STREAM_OPENINGS",
     "Fields",
     "Request",
     "Seen",
     "check_answer",
+    "check_message",
     "head_fields",
     "requests",
+    "stream_messages",
 ]
 
 MODERN: Final = "2026-07-28"
@@ -339,3 +345,101 @@ def check_answer(
     kind = {name.lower(): value for name, value in headers}.get(b"content-type", b"")
     if complete and kind.startswith(b"application/json") and method != "HEAD":
         json.loads(body)
+
+
+# ------------------------------------------------------------ stream transports
+
+
+#: Tools of the everything server that take a while: they sleep, or ask the client
+#: something (legacy: a request to the client; 2026-07-28: input required).
+_SLOW_TOOLS: Final = ["test_tool_with_progress", "test_sampling", "test_elicitation"]
+
+
+@st.composite
+def stream_messages(draw: st.DrawFn) -> list[bytes]:
+    """A client's next move on a stdio or WebSocket connection: one message, or a few.
+
+    Either era's messages: a handshake (``initialize`` of a legacy version, then
+    ``notifications/initialized``), a 2026-07-28 call or other request, a message of the
+    legacy era, a call of a tool that takes a while, a cancellation, an answer to the
+    server's request; or such a call and then its cancellation, in one move. Each is
+    often as sent, else broken. Ids 0 and 1 are drawn often, so that requests in flight
+    meet their cancellation, an id used again, and answers. A sequence of moves meets
+    more state after one of the `STREAM_OPENINGS`.
+    """
+    kind = draw(
+        st.sampled_from(
+            [
+                *["initialize", "initialized", "call", "modern", "legacy", "answer"],
+                *["slow", "cancel", "cancelled"],
+            ]
+        )
+    )
+    if kind == "cancelled":  # (a call that takes a while, and its cancellation)
+        call = draw(_stream_message("slow"))
+        cancel = _cancellation(call["id"])
+        return [draw(_maybe_broken(json.dumps(message).encode())) for message in (call, cancel)]
+    if kind == "initialize":
+        data = _initialize(draw(st.sampled_from(VERSIONS[1:])))
+    elif kind == "initialized":
+        data = _INITIALIZED
+    elif kind == "call":
+        data = _valid_call()
+    else:
+        data = json.dumps(draw(_stream_message(kind))).encode()
+    return [draw(_maybe_broken(data))]
+
+
+@st.composite
+def _maybe_broken(draw: st.DrawFn, data: bytes) -> bytes:
+    broken = draw(st.sampled_from([False, False, False, True]))  # (integers() favour bounds)
+    return draw(_mutated(data)) if broken else data
+
+
+def _cancellation(request_id: Any) -> dict[str, Any]:
+    params = {"requestId": request_id, "reason": "drawn"}
+    return {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+
+
+_small_ids = st.sampled_from([0, 0, 1])  # (few, so that they meet)
+
+
+@st.composite
+def _stream_message(draw: st.DrawFn, kind: str) -> dict[str, Any]:
+    """A drawn message of ``kind`` (see `stream_messages`), as a JSON object."""
+    if kind == "slow":
+        # (Its _meta makes it a 2026-07-28 request; a legacy session takes it as metadata.)
+        meta = draw(st.sampled_from([META, {**META, "progressToken": 1}]))
+        params = {"name": draw(st.sampled_from(_SLOW_TOOLS)), "arguments": {}, "_meta": meta}
+        return {"jsonrpc": "2.0", "id": draw(_small_ids), "method": "tools/call", "params": params}
+    if kind == "cancel":
+        return _cancellation(draw(_small_ids | json_values))
+    if kind == "answer":  # (to a request of the server's, or to none)
+        outcomes: list[dict[str, Any]] = [{"result": {}}, {"error": {"code": -1, "message": "no"}}]
+        outcome = draw(st.sampled_from(outcomes))
+        return {"jsonrpc": "2.0", "id": draw(_small_ids | json_values), **outcome}
+    message: dict[str, Any] = draw(_messages)
+    if kind == "modern":
+        drawn = message.get("params")
+        message["params"] = {**(drawn if isinstance(drawn, dict) else {}), "_meta": META}
+    if "id" in message and draw(st.booleans()):
+        message["id"] = draw(_small_ids)
+    return message
+
+
+#: How a stream client begins (a sequence of `stream_messages` follows): not at all, the
+#: legacy handshake, a 2026-07-28 call.
+STREAM_OPENINGS: Final = {
+    "none": [],
+    "legacy": [_initialize("2025-11-25"), _INITIALIZED],
+    "modern": [_valid_call()],
+}
+
+
+def check_message(data: bytes) -> None:
+    """What a stream server sent is a well-formed JSON-RPC message (or batch), no traceback."""
+    assert not _TRACEBACK.search(data), data
+    decoded = json.loads(data)
+    for message in decoded if isinstance(decoded, list) else [decoded]:
+        assert isinstance(message, dict), data
+        assert message.get("jsonrpc") == "2.0", data
