@@ -138,7 +138,7 @@ async def _serve_script(script: StreamScript, ws: RawWebSocket) -> None:
         event = await ws.next_event()
         if not isinstance(event, TextMessage):
             return  # (the client's Close, or the connection's end)
-        pieces, end = script.respond(str(event.data).encode())
+        pieces, end = script.respond(event.data.encode())
         for piece in pieces:
             frame = Message(data=piece.decode()) if is_utf8(piece) else BytesMessage(piece)
             await ws.send_event(frame)

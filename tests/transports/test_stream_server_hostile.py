@@ -48,6 +48,7 @@ from tests.transports.hostile_requests import STREAM_OPENINGS, check_message, st
 from tests.transports.ws_raw import RawWebSocket, is_utf8, running_ws
 from transports import WebSocketLimits
 from transports._stdio.serving import serve_pipes
+from transports._websocket.frames import ClientFrames
 
 #: The longest message the servers take here (the drawn "large" bodies pass it or not).
 MAX_MESSAGE: Final = 4096
@@ -206,13 +207,13 @@ def test_the_stdio_server_answers_well_and_goes_on(backend: Backend) -> None:
 async def _send(ws: RawWebSocket, data: bytes, how: str) -> None:
     """One message as ``how`` says: ``"whole"``, ``"split"`` (two frames), ``"ping"`` first.
 
-    Not UTF-8: a binary frame, or (``"split"``) a text frame all the same, by hand.
+    Not UTF-8: a binary frame, or (``"split"``) a text frame all the same (`ClientFrames`).
     """
     if how == "ping":
         await ws.send_event(Ping(b"hi"))
     if not is_utf8(data):
         if how == "split":
-            await ws.send_raw(_masked_text_frame(data))
+            await ws.send_raw(ClientFrames()(data))  # (our client's frames: any bytes)
         else:
             await ws.send_event(BytesMessage(data))
         return
@@ -225,18 +226,6 @@ async def _send(ws: RawWebSocket, data: bytes, how: str) -> None:
         await ws.send_event(Message(data=text))
 
 
-def _masked_text_frame(payload: bytes) -> bytes:
-    """A final text frame of ``payload`` as a client sends it (RFC 6455 §5.2), masked with zeros."""
-    size = len(payload)
-    if size < 126:
-        head = bytes([0x81, 0x80 | size])
-    elif size < 65536:
-        head = bytes([0x81, 0x80 | 126]) + size.to_bytes(2, "big")
-    else:
-        head = bytes([0x81, 0x80 | 127]) + size.to_bytes(8, "big")
-    return head + bytes(4) + payload  # (a zero mask leaves the payload as it is)
-
-
 async def _websocket(messages: list[bytes], hows: list[str]) -> None:
     """Send ``messages`` over one WebSocket, then a ping; read every answer."""
     limits = WebSocketLimits(max_message_size=MAX_MESSAGE)
@@ -247,7 +236,7 @@ async def _websocket(messages: list[bytes], hows: list[str]) -> None:
         ):
             for data, how in zip(messages, itertools.cycle(hows), strict=False):
                 await _send(ws, data, how)
-            await ws.send_json({"jsonrpc": "2.0", "id": PING_ID, "method": "ping"})
+            await _send(ws, PING, "whole")
             while True:
                 event = await ws.next_event()
                 if isinstance(event, TextMessage):
