@@ -19,7 +19,6 @@ import selectors
 import shutil
 import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,6 +49,8 @@ __all__ = [
 NOTIFY_WITHIN: Final = 2.0
 #: Seconds the server process may take to start and print its URL.
 START_TIMEOUT: Final = 20.0
+#: Seconds of one wait for the server's output (`read_line`).
+LINE_WAIT: Final = 0.1
 #: The installed console script.
 MCPCORE: Final = str(Path(PYTHON).parent / "mcpcore")
 TEXT: Final = "# Notes\n\nSome text, and a second line.\n"
@@ -147,12 +148,14 @@ def serve_subprocess(root: Path, *arguments: str) -> Iterator[str]:
 
 
 def read_line(process: subprocess.Popen[str], stream: Any) -> str:
-    """The next line ``process`` writes to ``stream``, within `START_TIMEOUT`."""
-    deadline = time.monotonic() + START_TIMEOUT
+    """The next line ``process`` writes to ``stream``, within `START_TIMEOUT`.
+
+    (A count of waits of `LINE_WAIT` seconds, not a clock.)
+    """
     with selectors.DefaultSelector() as selector:
         selector.register(stream, selectors.EVENT_READ)
-        while time.monotonic() < deadline:
-            if selector.select(timeout=0.1):
+        for _ in range(round(START_TIMEOUT / LINE_WAIT)):
+            if selector.select(timeout=LINE_WAIT):
                 line: str = stream.readline()
                 if line:
                     return line
