@@ -9,6 +9,7 @@ with our client and the official SDK's client (``mcp`` 2.3.0) against each mode.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 from collections.abc import Iterator
@@ -39,6 +40,7 @@ from tests.transports.http_raw import (
     modern_headers,
     running_server,
 )
+from tests.transports.test_queued_cancellation import Gate, hold_call, settle
 from transports import HttpLimits, MemoryEventStore, ReplyMode, open_http_client, serve_http
 
 REPLY_MODES: Final = ["auto", "json", "stream"]
@@ -228,6 +230,51 @@ async def test_json_replies_let_a_quiet_legacy_call_become_a_stream_for_keepaliv
         record["release"].set()
         [event] = await http.read_all_events()
         assert json.loads(event.data)["result"]["content"][0]["text"] == "released"
+
+
+@http_test
+async def test_json_replies_answer_a_call_that_never_waits_within_the_sessions_cap() -> None:
+    # A plain def tool's call is answered in its POST's task, with no stream, but only
+    # with a handler slot of its session free: at the cap it waits, as any call.
+    server, _ = build_test_server()
+    gate = Gate(server)
+    ran: list[int] = []
+
+    @server.tool()
+    def count() -> str:
+        """Says how many times it ran (no Context: it never waits)."""
+        ran.append(len(ran))
+        return f"ran {len(ran)}"
+
+    def count_call(request_id: int) -> bytes:
+        return message("tools/call", {"name": "count", "arguments": {}}, request_id)
+
+    limits = HttpLimits(max_session_handlers=1)
+    async with (
+        running_server(server, replies="json", limits=limits) as running,
+        contextlib.AsyncExitStack() as stack,
+    ):
+        held, waiting, control = [
+            await stack.enter_async_context(await RawConnection.open(running.port))
+            for _ in range(3)
+        ]
+        headers = await open_session(control)
+        await held.send(held.encode(headers=headers, body=hold_call(1)))
+        await settle()
+        assert gate.ran == ["1"]  # the session's one slot is taken
+        await waiting.send(waiting.encode(headers=headers, body=count_call(2)))
+        await settle()
+        assert ran == []  # it waits for the slot
+        gate.open.set()
+        for http, request_id in ((held, 1), (waiting, 2)):
+            head, [answer], _ = await read_answer(http)
+            assert (head.status, head.headers["content-type"]) == (200, JSON)
+            assert answer["id"] == request_id
+        assert ran == [0]
+        response = await control.request(headers=headers, body=count_call(3))  # (a free slot)
+        assert (response.status, response.headers["content-type"]) == (200, JSON)
+        assert response.headers["mcp-session-id"] == headers["Mcp-Session-Id"]
+        assert response.json()["result"]["content"][0]["text"] == "ran 2"
 
 
 @http_test

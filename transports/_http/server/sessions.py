@@ -50,6 +50,7 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Awaitable, Callable, Iterator
+from types import TracebackType
 from typing import ClassVar, Final, Generic, Protocol, TypeVar
 
 from mcpcore import (
@@ -201,6 +202,13 @@ class Session:
         """Record a use (for idle expiry)."""
         self.last_used = primitives.current_time()
 
+    def responding(self) -> _Responding:
+        """A context manager: while an HTTP response of the session is open, it is busy.
+
+        Used when the response ends.
+        """
+        return _Responding(self)
+
     async def route(self, events: list[Event]) -> tuple[list[RequestReceived], list[bytes]]:
         """Act on everything but requests; return the requests and the error replies.
 
@@ -242,25 +250,8 @@ class Session:
         session, or by its POST's connection closing, which cancels the caller) never
         starts: its answer is delivered as None (there is none) and it is forgotten.
         """
-        request_id = event.request_id
-        try:
-            self._slots.acquire_nowait()
-        except primitives.WOULD_BLOCK:
-            try:
-                got_slot = await self._wait_for_slot(request_id)
-            except BaseException:  # (the POST's connection closed)
-                with primitives.CancelScope(shield=True):
-                    await self.never_started(request_id, outbound)
-                raise
-            if not got_slot:
-                await self.never_started(request_id, outbound)
-                return
-        if self.closed or self.connection.is_cancelled(request_id):
-            # Cancelled by the batch that carried it, or just as it got its slot.
-            self._slots.release()
-            await self.never_started(request_id, outbound)
+        if not self.start_now(event) and not await self._start_when_free(event, outbound):
             return
-        self._running.add(request_id)
         call = Call(self, event, outbound)
         if self.answers_in_post and self.server.never_waits(event):
             # (It ends in one step, so no cancellation can come between; a worker's
@@ -269,6 +260,69 @@ class Session:
             await run_call(call)
         else:
             self._pool.submit(call)
+
+    def start_now(self, event: RequestReceived) -> bool:
+        """Start a request, if it may start at once; False: nothing was done (`start` it).
+
+        True: it has its slot and counts as running; run it with `run_started` (in the
+        caller's task, or a worker's). False: every slot is taken, the request was
+        cancelled (by the batch that carried it), or the session closed.
+        """
+        if self.closed or self.connection.is_cancelled(event.request_id):
+            return False
+        try:
+            self._slots.acquire_nowait()
+        except primitives.WOULD_BLOCK:
+            return False
+        self._running.add(event.request_id)
+        return True
+
+    async def _start_when_free(self, event: RequestReceived, outbound: CallOutbound) -> bool:
+        """Start a request `start_now` could not; False: it never starts (``outbound`` knows).
+
+        It waits for a slot unless it was cancelled or the session closed already.
+        """
+        request_id = event.request_id
+        if self.closed or self.connection.is_cancelled(request_id):
+            await self.never_started(request_id, outbound)
+            return False
+        try:
+            got_slot = await self._wait_for_slot(request_id)
+        except BaseException:  # (the POST's connection closed)
+            with primitives.CancelScope(shield=True):
+                await self.never_started(request_id, outbound)
+            raise
+        if not got_slot or self.closed or self.connection.is_cancelled(request_id):
+            # Cancelled while it waited, or just as it got its slot.
+            if got_slot:
+                self._slots.release()
+            await self.never_started(request_id, outbound)
+            return False
+        self._running.add(request_id)
+        return True
+
+    async def run_started(self, event: RequestReceived, outbound: CallOutbound) -> bytes | None:
+        """Run a started request's handler; its answer (None: it has none).
+
+        None when it was cancelled (then this raises), when its client is gone (the
+        outbound raised `ConnectionError`), or when the handler answers nothing: the
+        `Connection` forgets it unanswered. Its slot is free again when this returns.
+        """
+        request_id = event.request_id
+        reply: bytes | None = None
+        answered = False
+        try:
+            reply = await answer(
+                self.server, self.connection, event, outbound, principal=self.principal
+            )
+            answered = True
+        except ConnectionError:
+            pass  # the client is gone: nobody to answer
+        finally:
+            if not answered:  # cancelled: never answered, so forgotten
+                self.connection.abandon(request_id)
+            self.finished(request_id)
+        return reply
 
     async def start_all(self, events: list[RequestReceived], outbound: CallOutbound) -> None:
         """`start` each request of one POST, in order.
@@ -344,22 +398,32 @@ class Session:
         self.server.detach(self.connection)
 
 
+class _Responding:
+    """`Session.responding` (a class: ~1 µs a POST less than a generator's context)."""
+
+    __slots__ = ("_session",)
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def __enter__(self) -> None:
+        self._session.attached += 1
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        session = self._session
+        session.attached -= 1
+        session.touch()
+
+
 async def run_call(call: Call) -> None:
     """What a worker does with a `Call`: answer it, then deliver the answer."""
-    session, event, outbound = call.session, call.event, call.outbound
+    event, outbound = call.event, call.outbound
     reply: bytes | None = None
-    answered = False
     try:
-        reply = await answer(
-            session.server, session.connection, event, outbound, principal=session.principal
-        )
-        answered = True
-    except ConnectionError:
-        pass  # the client is gone: nobody to answer
+        reply = await call.session.run_started(event, outbound)
     finally:
-        if not answered:  # cancelled: never answered, so forgotten
-            session.connection.abandon(event.request_id)
-        session.finished(event.request_id)
         if outbound.finish_waits:
             with primitives.CancelScope(shield=True):  # (delivered even to a cancelled request)
                 await outbound.finish(event.request_id, reply)
