@@ -347,6 +347,29 @@ async def test_sse_polling_the_handler_closes_its_stream_and_the_client_resumes(
 
 
 @http_test
+async def test_a_call_that_never_waits_is_stored_and_resumable_as_any() -> None:
+    # A plain def tool's call is answered in its POST's task, its stream written at once:
+    # primed and stored all the same, so that a client that lost it resumes it.
+    server, _ = build_test_server()
+    async with running_server(server) as running, await RawConnection.open(running.port) as http:
+        session = await Session.open(http)
+        head, events = await session.call(message("tools/call", {"name": "test_simple_text"}, 2))
+        assert (head.status, head.headers["content-type"]) == (200, "text/event-stream")
+        priming, answer = events
+        assert (priming.data, priming.retry) == ("", 1000)
+        assert data(answer)["result"]["content"][0]["text"].startswith("This is a simple")
+        resume = {
+            "Accept": "text/event-stream",
+            "Mcp-Session-Id": session.id,
+            "Last-Event-ID": str(priming.id),
+        }
+        await http.send(http.encode("GET", headers=resume))
+        assert (await http.read_head()).status == 200
+        [replayed] = await http.read_all_events()
+        assert (replayed.id, replayed.data) == (answer.id, answer.data)
+
+
+@http_test
 async def test_the_standalone_stream_carries_list_changed_and_is_single() -> None:
     server, _ = build_test_server()
     async with running_server(server) as running:

@@ -18,9 +18,10 @@
   With ``replies="json"`` a POST whose requests are answered before anything else is
   sent about them gets the answer as a JSON body instead (status 200, no priming,
   nothing stored: the stream starts undecided, `transports._http.server.streams`); the
-  first notification or request to the client makes it the primed stream above. A
-  POST of one request that never waits, with a handler slot free, gets no stream at
-  all: it can send nothing but its answer (`LegacyEndpoint._answer_at_once`).
+  first notification or request to the client makes it the primed stream above.
+  A POST of one request that never waits is answered in the POST's own task when its
+  session has a handler slot free, with what that stream would have carried: it can
+  send nothing but its answer (`LegacyEndpoint._answer_at_once`).
 * ``GET`` opens the session's standalone stream (one at a time: 409 for a second), for
   messages not tied to a request (list_changed, resources/updated); with
   ``Last-Event-ID`` it resumes a stream of the session instead, replaying what the
@@ -254,7 +255,7 @@ class LegacyEndpoint:
         if not requests:
             await self._acknowledge(reply, session, replies, batch=batch)
             return
-        alone = self._json and not batch and not replies and len(requests) == 1
+        alone = not batch and not replies and len(requests) == 1
         if alone and await self._answer_at_once(reply, session, requests[0]):
             return
         await self._answer_on_stream(reply, session, requests, replies, batch=batch)
@@ -312,25 +313,44 @@ class LegacyEndpoint:
     async def _answer_at_once(
         self, reply: Reply, session: LegacySession, event: RequestReceived
     ) -> bool:
-        """Answer a POST's one request as JSON, without a stream, if it may run at once.
+        """Answer a POST's one request in the POST's task, if it never waits and may start now.
 
-        With ``replies="json"``, a request that never waits (`Server.never_waits`)
-        sends nothing but its answer, so its stream would stay undecided and store
-        nothing: the answer goes as the JSON body `pump` would send, and no stream is
-        made. Only when it may start now (`Session.start_now`); False: nothing was
-        done, and the request takes the usual way. (A stream, its sink and the hand-offs
-        between them cost a 2025-11-25 call ~20% of its time in ``python -m
-        bench.asgi_profile``, 55 µs against 44; under uvicorn and wrk, 3% to 10% of its
-        requests per second at 8 connections, 5% to 29% at 64.)
+        Such a request (`Server.never_waits`) sends nothing but its answer, so the
+        stream `_answer_on_stream` gives it, the sink and the hand-offs between them
+        carry only that. With a handler slot of its session free (`Session.start_now`)
+        it runs here, and what `pump` would write is written at once: with
+        ``replies="json"`` the answer as a JSON body, and no stream is made (an
+        undecided stream stores nothing); otherwise the stream, made, primed when the
+        session primes and stored as `_answer_on_stream` would, so that its client may
+        resume it. False: nothing was done, and the request takes the usual way.
+
+        (The stream's way cost a 2025-11-25 call ~20% of its time with JSON replies, 55
+        µs against 44 in ``python -m bench.asgi_profile``, and 6% to 11% with the
+        default ones, 73 against 68.5 and 63 against 56 in two sets of runs. Under
+        uvicorn and wrk, with JSON replies: 3% to 10% of its requests per second at 8
+        connections, 5% to 29% at 64; with the default ones, -1% to +12% at 8, +6% to
+        +25% at 64.)
         """
         if not self._server.never_waits(event) or not session.start_now(event):
             return False
         answered = await session.run_started(event, _NOWHERE)
+        headers = [session.header()]
+        if self._json:
+            with session.responding():
+                if answered is None:  # (as `pump` ends a stream that got no answer)
+                    await reply.send_events(b"", headers, end=True)
+                else:
+                    await reply.answer(answered, headers, status=200)
+            return True
+        stream = self._new_stream(session, requests=[event.request_id])
+        events = b""
+        if session.primes:
+            events = encode_event(b"", id=await stream.prime(), retry=self._limits.sse_retry_ms)
+        if answered is not None:
+            events += encode_event(answered, id=await stream.record(answered))
+        stream.end()
         with session.responding():
-            if answered is None:  # (as `pump` ends a stream that got no answer)
-                await reply.send_events(b"", [session.header()], end=True)
-            else:
-                await reply.answer(answered, [session.header()], status=200)
+            await reply.send_events(events, headers, end=True)
         return True
 
     async def _open(self, principal: str | None) -> LegacySession | None:

@@ -170,10 +170,14 @@ class EventStream:
         """Store an event and deliver it to the attached response, if any."""
         if self.undecided:
             await self._commit()
-        event_id = await self._store.store_event(self.id, message)
+        event_id = await self.record(message)
         sink = self.sink
         if sink is not None and not sink.put(event_id, message):
             self.sink = None  # the client fell behind: it resumes from the store
+
+    async def record(self, message: bytes) -> str:
+        """Store an event without delivering it; its id (`emit` delivers it as well)."""
+        return await self._store.store_event(self.id, message)
 
     async def _commit(self) -> None:
         """An undecided stream becomes a stream: primed now, if its session primes."""
