@@ -125,18 +125,18 @@ async def test_idle_workers_beyond_the_limit_exit() -> None:
 Pair = tuple[str, str]  # (a key, and a name for the recorder)
 
 
-async def _pool_running_first(nursery: trio.Nursery, recorder: Recorder) -> WorkerPool[Pair]:
-    """A pool whose jobs are (key, name) pairs, running "first" under key "7".
+async def _key_used_again(nursery: trio.Nursery, recorder: Recorder) -> WorkerPool[Pair]:
+    """A pool of (key, name) jobs: "first" running under key "7", "second" submitted too.
 
     A request's id is free once its answer is sent, before its job has ended: a client
     may use it again at once (``test_stream_server_hostile.py`` found a KeyError then).
-    The tests submit "second" under the same key.
     """
     pool: WorkerPool[Pair] = WorkerPool(
         nursery, lambda job: recorder.run(job[1]), key=lambda job: job[0]
     )
     pool.submit(("7", "first"))
     await trio.testing.wait_all_tasks_blocked()
+    pool.submit(("7", "second"))
     return pool
 
 
@@ -144,8 +144,7 @@ async def _pool_running_first(nursery: trio.Nursery, recorder: Recorder) -> Work
 async def test_a_key_used_again_while_its_first_job_ends_is_the_second_jobs() -> None:
     recorder = Recorder()
     async with trio.open_nursery() as nursery:
-        pool = await _pool_running_first(nursery, recorder)
-        pool.submit(("7", "second"))
+        pool = await _key_used_again(nursery, recorder)
         await trio.testing.wait_all_tasks_blocked()
         recorder.gate("first").set()
         await trio.testing.wait_all_tasks_blocked()
@@ -161,8 +160,7 @@ async def test_a_key_used_again_while_its_first_job_ends_is_the_second_jobs() ->
 async def test_a_cancellation_by_a_key_used_again_is_the_new_jobs_before_it_starts() -> None:
     recorder = Recorder()
     async with trio.open_nursery() as nursery:
-        pool = await _pool_running_first(nursery, recorder)
-        pool.submit(("7", "second"))
+        pool = await _key_used_again(nursery, recorder)
         assert pool.cancel("7")  # (the first answered already: the client means the second)
         recorder.gate("first").set()
         await trio.testing.wait_all_tasks_blocked()

@@ -306,7 +306,7 @@ class LegacyEndpoint:
             reply.may_stream = True
             reply.stream_headers = [session.header()]
         elif session.primes:
-            first = encode_event(b"", id=await stream.prime(), retry=retry_ms)
+            first = await stream.prime(retry_ms)
         await session.start_all(requests, _StreamOutbound(session, stream, self._store_waits))
         await self._pump(reply, session, stream, sink, first, gather=True, undecided=undecided)
 
@@ -345,7 +345,7 @@ class LegacyEndpoint:
         stream = self._new_stream(session, requests=[event.request_id])
         events = b""
         if session.primes:
-            events = encode_event(b"", id=await stream.prime(), retry=self._limits.sse_retry_ms)
+            events = await stream.prime(self._limits.sse_retry_ms)
         if answered is not None:
             events += encode_event(answered, id=await stream.record(answered))
         stream.end()
@@ -466,7 +466,7 @@ class LegacyEndpoint:
         standalone.attach(sink)
         first = b""
         if session.primes:
-            first = encode_event(b"", id=await standalone.prime(), retry=self._limits.sse_retry_ms)
+            first = await standalone.prime(self._limits.sse_retry_ms)
         await self._pump(reply, session, standalone, sink, first)
 
     async def _resume(self, reply: Reply, session: LegacySession, last_event_id: str) -> None:

@@ -268,7 +268,7 @@ class Session:
         caller's task, or a worker's). False: every slot is taken, the request was
         cancelled (by the batch that carried it), or the session closed.
         """
-        if self.closed or self.connection.is_cancelled(event.request_id):
+        if not self._may_start(event.request_id):
             return False
         try:
             self._slots.acquire_nowait()
@@ -277,13 +277,17 @@ class Session:
         self._running.add(event.request_id)
         return True
 
+    def _may_start(self, request_id: RequestId) -> bool:
+        """Whether a request may still start: not cancelled, its session open."""
+        return not self.closed and not self.connection.is_cancelled(request_id)
+
     async def _start_when_free(self, event: RequestReceived, outbound: CallOutbound) -> bool:
         """Start a request `start_now` could not; False: it never starts (``outbound`` knows).
 
         It waits for a slot unless it was cancelled or the session closed already.
         """
         request_id = event.request_id
-        if self.closed or self.connection.is_cancelled(request_id):
+        if not self._may_start(request_id):
             await self.never_started(request_id, outbound)
             return False
         try:
@@ -292,7 +296,7 @@ class Session:
             with primitives.CancelScope(shield=True):
                 await self.never_started(request_id, outbound)
             raise
-        if not got_slot or self.closed or self.connection.is_cancelled(request_id):
+        if not got_slot or not self._may_start(request_id):
             # Cancelled while it waited, or just as it got its slot.
             if got_slot:
                 self._slots.release()

@@ -184,15 +184,15 @@ class EventStream:
         self.undecided = False
         retry = self._prime_retry_ms
         if retry is not None:
-            priming = encode_event(b"", id=await self.prime(), retry=retry)
+            priming = await self.prime(retry)
             sink = self.sink
             if sink is not None:
                 sink.preface += priming
 
-    async def prime(self) -> str:
-        """Store a priming event (an id and no data, 2025-11-25); its id."""
+    async def prime(self, retry_ms: int) -> bytes:
+        """Store a priming event (an id and no data, 2025-11-25); it, encoded with ``retry_ms``."""
         self.primed = True
-        return await self._store.store_event(self.id, None)
+        return encode_event(b"", id=await self._store.store_event(self.id, None), retry=retry_ms)
 
     async def answered(self, request_id: RequestId, reply: bytes | None) -> None:
         """One of the requests is answered (``reply`` None: cancelled, nothing to send)."""
